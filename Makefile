@@ -1,0 +1,55 @@
+# errdex tasks. `make run` and `make test` work on a fresh machine: each creates .venv.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test lint fix bench venv clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+# The runtime install (what `make run` needs).
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet -e .
+	@touch $@
+
+# The development install (tests, linters).
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet -e '.[dev]'
+	@touch $@ $(VENV)/.installed
+
+venv: $(VENV)/.installed
+
+## run: install, index every package installed in .venv, show the stats and a sample search.
+run: $(VENV)/.installed
+	$(BIN)/errdex mine --installed
+	$(BIN)/errdex stats
+	$(BIN)/errdex search "not found" --limit 5
+	@echo
+	@echo "Try: $(BIN)/errdex search 'invalid' --class ValueError"
+
+## test: install the dev extras and run the whole test suite.
+test: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -n auto $(PYTEST_ARGS)
+
+## lint: ruff check, ruff format --check and mypy --strict on the package.
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+## fix: apply ruff's fixes and formatting.
+fix: $(VENV)/.installed-dev
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+## bench: run every benchmark in benchmarks/ (each prints its baseline ratio).
+bench: $(VENV)/.installed-dev
+	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

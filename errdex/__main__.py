@@ -1,0 +1,5 @@
+"""``python -m errdex`` runs the CLI."""
+
+from errdex.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Analysis: sites → records (templates, classification, ids, windows, permalinks)."""

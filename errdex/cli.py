@@ -1,0 +1,431 @@
+"""The ``errdex`` command: flags → settings → one library call → rendering.
+
+Exit codes: 0 success, 1 nothing found, 2 usage or input error (one line on stderr), 3 an
+internal error (a bug: one line on stderr, the traceback with ``ERRDEX_DEBUG=1``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from errdex import __version__
+from errdex.errors import ErrdexError, RecordNotFoundError
+from errdex.extract.files import Source
+from errdex.models import ErrorRecord, RecordEnvelope, RunReport
+from errdex.pipeline import Pipeline
+from errdex.render import record_panel, records_table, reports_table, settings_table, stats_table
+from errdex.settings import ResolvedSettings, Settings, resolve_settings
+from errdex.store.base import SearchQuery
+from errdex.store.jsonl import RecordFormat, envelope_json
+from errdex.store.sqlite import SQLiteStore
+
+app = typer.Typer(
+    name="errdex",
+    help="The error index: mine the errors code can raise, then explain any pasted error.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+EXIT_NOT_FOUND = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+
+DbOption = Annotated[
+    Path | None,
+    typer.Option("--db", help="Path of the SQLite store [env ERRDEX_DB].", show_default=False),
+]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config", help="Config file (errdex.toml) [env ERRDEX_CONFIG].", show_default=False
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+
+T = TypeVar("T")
+
+
+def _stdout() -> Console:
+    return Console(highlight=False)
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    _stderr().print(f"[red]error:[/red] {message}", markup=True, highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """Turn library errors into one line on stderr and an exit code."""
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except RecordNotFoundError as exc:
+        _fail(str(exc), EXIT_NOT_FOUND)
+    except ErrdexError as exc:
+        _fail(str(exc), EXIT_USAGE)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    except Exception as exc:
+        if os.environ.get("ERRDEX_DEBUG"):
+            raise
+        _fail(
+            f"internal error: {type(exc).__name__}: {exc} (ERRDEX_DEBUG=1 shows the traceback)",
+            EXIT_INTERNAL,
+        )
+
+
+def _resolve(config: Path | None, **flags: Any) -> ResolvedSettings:
+    return resolve_settings(flags, config_path=config)
+
+
+def _settings(config: Path | None, **flags: Any) -> Settings:
+    return _resolve(config, **flags).settings
+
+
+def _print_json(data: Any) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _with_store(settings: Settings, action: Callable[[Pipeline], T]) -> T:
+    with SQLiteStore(settings.db) as store:
+        return action(Pipeline(settings, store))
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("[dim]{task.fields[path]}"),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    )
+
+
+@app.command()
+def mine(
+    sources: Annotated[
+        list[str] | None,
+        typer.Argument(help="Directories or git repositories.", show_default=False),
+    ] = None,
+    installed: Annotated[
+        bool,
+        typer.Option("--installed", help="Mine every distribution installed in this environment."),
+    ] = False,
+    repo: Annotated[
+        str | None, typer.Option("--repo", help="Record the source as OWNER/NAME.")
+    ] = None,
+    rev: Annotated[
+        str | None, typer.Option("--rev", help="Git revision to read (default HEAD).")
+    ] = None,
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", "-j", help="Worker processes [env ERRDEX_JOBS].")
+    ] = None,
+    include_tests: Annotated[
+        bool | None,
+        typer.Option(
+            "--include-tests/--no-include-tests", help="Also mine test files.", show_default=False
+        ),
+    ] = None,
+    strict: Annotated[
+        bool | None,
+        typer.Option(
+            "--strict/--no-strict",
+            help="Stop at the first file that cannot be mined.",
+            show_default=False,
+        ),
+    ] = None,
+    db: DbOption = None,
+    config: ConfigOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Mine the error sites of sources into the store (replacing their previous records)."""
+    with _errors():
+        settings = _settings(config, db=db, jobs=jobs, include_tests=include_tests, strict=strict)
+        if not sources and not installed:
+            _fail("name at least one SOURCE, or use --installed", EXIT_USAGE)
+        if installed and (repo or rev):
+            _fail("--repo and --rev do not apply to --installed", EXIT_USAGE)
+        if repo and sources and len(sources) > 1:
+            _fail("--repo names one source; give one SOURCE with it", EXIT_USAGE)
+
+        def run(pipeline: Pipeline) -> list[RunReport]:
+            chosen: list[Source] = [
+                pipeline.open(spec, repo=repo, revision=rev) for spec in sources or []
+            ]
+            if installed:
+                from errdex.extract.packages import installed_sources
+
+                chosen.extend(installed_sources())
+            reports: list[RunReport] = []
+            with _progress(_stderr()) as progress:
+                for source in chosen:
+                    task = progress.add_task(f"mining {source.info.repo}", total=None, path="")
+
+                    def advance(path: str, task: TaskID = task) -> None:
+                        progress.update(task, advance=1, path=path)
+
+                    reports.append(pipeline.mine(source, progress=advance))
+                    progress.remove_task(task)
+            return reports
+
+        reports = _with_store(settings, run)
+        if as_json:
+            _print_json(_reports_json(reports))
+        else:
+            _stdout().print(reports_table(reports))
+
+
+def _reports_json(reports: list[RunReport]) -> dict[str, Any]:
+    totals: dict[str, int] = {}
+    for report in reports:
+        for kind, count in report.sites.items():
+            totals[kind] = totals.get(kind, 0) + count
+    return {
+        "files": sum(r.files for r in reports),
+        "sites": sum(totals.values()),
+        "sitesByKind": totals,
+        "records": sum(r.records for r in reports),
+        "opaque": sum(r.opaque for r in reports),
+        "problems": [
+            p.model_dump(mode="json") | {"source": r.source.key}
+            for r in reports
+            for p in r.problems
+        ],
+        "sources": [r.model_dump(mode="json") for r in reports],
+    }
+
+
+@app.command("import")
+def import_(
+    files: Annotated[
+        list[Path], typer.Argument(help="Seed or errdex JSONL files (.gz too).", show_default=False)
+    ],
+    db: DbOption = None,
+    config: ConfigOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Import records from seed-format or errdex JSONL files (the format is detected)."""
+    with _errors():
+        settings = _settings(config, db=db)
+        for path in files:
+            if not path.is_file():
+                _fail(f"no such file: {path}", EXIT_USAGE)
+        report = _with_store(settings, lambda pipeline: pipeline.import_files(files))
+        if as_json:
+            _print_json(
+                {
+                    "files": report.files,
+                    "records": report.records,
+                    "formats": dict(report.formats),
+                    "repos": dict(report.repos),
+                }
+            )
+        else:
+            formats = ", ".join(f"{n} {name}" for name, n in sorted(report.formats.items()))
+            _stdout().print(
+                f"imported {report.records} records from {report.files} file(s)"
+                f" ({formats or 'empty'})"
+            )
+
+
+@app.command()
+def export(
+    fmt: Annotated[
+        RecordFormat,
+        typer.Option("--format", help="seed: exactly the dataset's keys; full: errdex's too."),
+    ] = RecordFormat.FULL,
+    repo: Annotated[str | None, typer.Option("--repo", help="Only this repo's records.")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Write to this file (.gz compresses) instead of stdout."),
+    ] = None,
+    db: DbOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Export records as JSON Lines."""
+    with _errors():
+        settings = _settings(config, db=db)
+
+        def run(pipeline: Pipeline) -> int:
+            if out is None:
+                return pipeline.export(sys.stdout, flavour=fmt, repo=repo)
+            import gzip
+
+            tmp = out.with_name(out.name + ".part")
+            with (
+                gzip.open(tmp, "wt", encoding="utf-8")
+                if out.suffix == ".gz"
+                else tmp.open("w", encoding="utf-8") as handle
+            ):
+                count = pipeline.export(handle, flavour=fmt, repo=repo)
+            tmp.replace(out)
+            return count
+
+        count = _with_store(settings, run)
+        if count == 0:
+            _fail("no records to export" + (f" for repo {repo!r}" if repo else ""), EXIT_NOT_FOUND)
+        if out is not None:
+            _stderr().print(f"wrote {count} records to {out}")
+
+
+@app.command()
+def show(
+    record_id: Annotated[
+        str, typer.Argument(metavar="ID", help="A record id (16 hex characters).")
+    ],
+    fmt: Annotated[
+        RecordFormat, typer.Option("--format", help="JSON flavour with --json.")
+    ] = RecordFormat.FULL,
+    db: DbOption = None,
+    config: ConfigOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show a record: where it is raised, its code, pattern and explanation."""
+    with _errors():
+        settings = _settings(config, db=db)
+        envelopes: list[RecordEnvelope] = _with_store(
+            settings, lambda p: p.store.get(record_id.strip().lower())
+        )
+        if not envelopes:
+            raise RecordNotFoundError(f"no record with id {record_id!r}", record_id=record_id)
+        if as_json:
+            typer.echo(envelope_json(envelopes[0], fmt))
+            return
+        console = _stdout()
+        for envelope in envelopes:
+            console.print(record_panel(envelope.record))
+
+
+@app.command()
+def search(
+    text: Annotated[
+        str, typer.Argument(help="Words to look for in messages, classes, paths and prose.")
+    ] = "",
+    repo: Annotated[str | None, typer.Option("--repo", help="Only this repo.")] = None,
+    error_class: Annotated[
+        str | None, typer.Option("--class", help="Only this error class.")
+    ] = None,
+    error_type: Annotated[
+        str | None, typer.Option("--type", help="Only this category (errorType).")
+    ] = None,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", min=1, max=1000, help="At most this many results.")
+    ] = 20,
+    db: DbOption = None,
+    config: ConfigOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Full-text search over the records."""
+    with _errors():
+        settings = _settings(config, db=db)
+        query = SearchQuery(
+            text=text, repo=repo, error_class=error_class, error_type=error_type, limit=limit
+        )
+        records, total = _with_store(settings, lambda p: p.store.search(query))
+        if as_json:
+            _print_json({"total": total, "records": [r.seed_dict() | _extra(r) for r in records]})
+        elif records:
+            _stdout().print(records_table(records, total=total))
+        if not records:
+            if not as_json:
+                _stderr().print("no records found")
+            raise typer.Exit(EXIT_NOT_FOUND)
+
+
+def _extra(record: ErrorRecord) -> dict[str, Any]:
+    return {"function": record.function, "kind": record.kind.value}
+
+
+@app.command()
+def stats(db: DbOption = None, config: ConfigOption = None, as_json: JsonOption = False) -> None:
+    """Counts of records by type, class and repo."""
+    with _errors():
+        settings = _settings(config, db=db)
+        result = _with_store(settings, lambda p: p.store.stats())
+        if as_json:
+            _print_json(result.model_dump(mode="json") | {"store": str(settings.db)})
+        else:
+            _stdout().print(stats_table(result, str(settings.db)))
+        if result.records == 0:
+            raise typer.Exit(EXIT_NOT_FOUND)
+
+
+@app.command()
+def schema(
+    fmt: Annotated[
+        RecordFormat,
+        typer.Option("--format", help="seed: the dataset's record; full: with errdex's fields."),
+    ] = RecordFormat.FULL,
+) -> None:
+    """Print the JSON Schema of a record."""
+    from errdex.models import ErrorRecord, SeedRecord
+
+    model = SeedRecord if fmt is RecordFormat.SEED else ErrorRecord
+    _print_json(model.model_json_schema(by_alias=True, mode="serialization"))
+
+
+@app.command("settings")
+def settings_command(config: ConfigOption = None, as_json: JsonOption = False) -> None:
+    """Print the effective settings and where each value came from."""
+    with _errors():
+        resolved = _resolve(config)
+        if as_json:
+            values = resolved.settings.model_dump(mode="json")
+            _print_json(
+                {
+                    name: {"value": values[name], "from": origin}
+                    for name, origin in resolved.origins.items()
+                }
+            )
+        else:
+            _stdout().print(settings_table(resolved))
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"errdex {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """The error index: mine the errors code can raise, then explain any pasted error."""
+
+
+def main() -> None:
+    """Run the CLI (the ``errdex`` console script)."""
+    app()

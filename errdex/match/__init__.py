@@ -1,0 +1,1 @@
+"""Matching: pasted text → ranked records (built in the explain issue)."""

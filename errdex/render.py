@@ -1,0 +1,177 @@
+"""Rich renderables for records, reports and stats. The core never prints; the CLI renders here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from errdex.models import ErrorRecord, RunReport, StoreStats
+from errdex.settings import SETTINGS, ResolvedSettings
+
+
+def _location(record: ErrorRecord) -> str:
+    return f"{record.file_path}:{record.line_number}"
+
+
+def record_panel(record: ErrorRecord) -> RenderableType:
+    """Render one record: header, fields, the snippet with its site's line marked, and prose."""
+    header = Text.assemble(
+        (record.error_class, "bold red"),
+        ": ",
+        (record.error_message or "(no message)", "bold"),
+    )
+    fields = Table.grid(padding=(0, 2))
+    fields.add_column(style="dim")
+    fields.add_column()
+    for label, value in (
+        ("id", record.id),
+        (
+            "repo",
+            record.repo
+            + (f" ({record.package} {record.package_version})" if record.package else ""),
+        ),
+        ("where", _location(record) + (f" in {record.function}" if record.function else "")),
+        ("kind", f"{record.kind.value}, {record.severity.value}"),
+        (
+            "type",
+            " / ".join(
+                (record.error_type.value, record.background_tag, record.handling_strategy.value)
+            ),
+        ),
+        ("pattern", record.message_pattern),
+        ("code", record.error_code),
+        ("http", str(record.http_status) if record.http_status is not None else None),
+        ("link", record.github_url),
+    ):
+        if value:
+            fields.add_row(label, Text(value))
+    parts: list[RenderableType] = [header, fields]
+    if record.source_code:
+        parts.append(
+            Syntax(
+                record.source_code,
+                "python" if record.language == "python" else "text",
+                line_numbers=True,
+                start_line=record.source_code_start,
+                highlight_lines={record.line_number},
+                word_wrap=False,
+            )
+        )
+    for label, text in (
+        ("What it means", record.documentation),
+        ("What triggers it", record.trigger_scenarios),
+        ("When people hit it", record.common_situations),
+    ):
+        if text:
+            parts.append(Text.assemble((label, "bold"), "\n", text))
+    if record.solutions:
+        parts.append(
+            Text.assemble(
+                ("Solutions", "bold"), "\n", "\n".join(f"- {s}" for s in record.solutions)
+            )
+        )
+    return Panel(Group(*parts), title=escape(record.slug or record.id), title_align="left")
+
+
+def records_table(records: Sequence[ErrorRecord], *, total: int | None = None) -> RenderableType:
+    """Render a list of records as a table (id, class, message, location)."""
+    caption = f"{len(records)} of {total}" if total is not None and total > len(records) else None
+    table = Table(caption=caption, show_lines=False)
+    table.add_column("id", style="cyan", no_wrap=True)
+    table.add_column("class", style="red", no_wrap=True)
+    table.add_column("message", overflow="fold")
+    table.add_column("where", style="dim", overflow="fold")
+    for record in records:
+        table.add_row(
+            record.id,
+            record.error_class,
+            Text(record.error_message),
+            f"{record.repo} {_location(record)}",
+        )
+    return table
+
+
+def reports_table(reports: Sequence[RunReport]) -> RenderableType:
+    """Render mining reports: one row per source, then a line per problem."""
+    table = Table(title="mined")
+    for column in (
+        "source",
+        "version",
+        "files",
+        "sites",
+        "records",
+        "opaque",
+        "problems",
+        "seconds",
+    ):
+        table.add_column(column, justify="right" if column not in ("source", "version") else "left")
+    for report in reports:
+        source = report.source
+        table.add_row(
+            source.repo,
+            source.version or (source.sha or "")[:12],
+            str(report.files),
+            str(sum(report.sites.values())),
+            str(report.records),
+            str(report.opaque),
+            str(len(report.problems)),
+            f"{report.seconds:.2f}",
+        )
+    problems = [(r.source.repo, p) for r in reports for p in r.problems]
+    if not problems:
+        return table
+    lines = Text()
+    for repo, problem in problems[:20]:
+        where = f"{problem.path}:{problem.line}" if problem.line else problem.path
+        lines.append(f"{repo} {where}: {problem.kind.value}: {problem.message}\n", style="yellow")
+    if len(problems) > 20:
+        lines.append(f"… and {len(problems) - 20} more problems (see --json)\n", style="yellow")
+    return Group(table, lines)
+
+
+def stats_table(stats: StoreStats, location: str) -> RenderableType:
+    """Render store statistics."""
+    summary = Table.grid(padding=(0, 2))
+    summary.add_column(style="dim")
+    summary.add_column(justify="right")
+    summary.add_row("store", location)
+    summary.add_row("records", str(stats.records))
+    summary.add_row("sources", str(stats.sources))
+    summary.add_row("problems", str(stats.problems))
+    parts: list[RenderableType] = [summary]
+    for title, counts in (
+        ("by type", stats.by_type),
+        ("by class", stats.by_class),
+        ("by repo", stats.by_repo),
+    ):
+        if counts:
+            table = Table(title=title)
+            table.add_column(title.split()[-1])
+            table.add_column("records", justify="right")
+            for key, count in counts.items():
+                table.add_row(key, str(count))
+            parts.append(table)
+    return Group(*parts)
+
+
+def settings_table(resolved: ResolvedSettings) -> RenderableType:
+    """Render the effective settings with where each value came from."""
+    table = Table(title="settings")
+    for column in ("name", "value", "from", "env", "help"):
+        table.add_column(column, overflow="fold")
+    values = resolved.settings.model_dump()
+    for setting in SETTINGS:
+        table.add_row(
+            setting.name,
+            str(values[setting.name]),
+            resolved.origins[setting.name],
+            setting.env,
+            setting.help,
+        )
+    return table

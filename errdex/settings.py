@@ -1,0 +1,204 @@
+"""Settings: one frozen object, resolved once at the edge and passed explicitly.
+
+Precedence, lowest to highest: built-in defaults < the config file (``errdex.toml``) <
+``ERRDEX_*`` environment variables < command-line flags. The config file is read from
+``--config``/``ERRDEX_CONFIG`` when given, else from the user config directory when it exists;
+never from the current directory. :data:`SETTINGS` is the single registry of names, defaults
+and help texts that ``--help``, ``errdex settings`` and the README are built from.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from errdex.errors import SettingsError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+
+APP_NAME = "errdex"
+ENV_PREFIX = "ERRDEX_"
+
+
+def default_db_path() -> Path:
+    """Return the default store path in the user data directory."""
+    return Path(platformdirs.user_data_dir(APP_NAME)) / "errdex.sqlite3"
+
+
+def default_cache_dir() -> Path:
+    """Return the default download and index cache directory."""
+    return Path(platformdirs.user_cache_dir(APP_NAME))
+
+
+def default_config_path() -> Path:
+    """Return where the config file is looked for when none is named."""
+    return Path(platformdirs.user_config_dir(APP_NAME)) / "errdex.toml"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One entry of the settings registry.
+
+    Attributes:
+        name: The attribute name (``ERRDEX_<NAME>`` in the environment, ``name`` in the file).
+        help: One sentence for ``--help`` and the README.
+    """
+
+    name: str
+    help: str
+
+    @property
+    def env(self) -> str:
+        """The environment variable that sets it."""
+        return ENV_PREFIX + self.name.upper()
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("db", "Path of the SQLite store."),
+    Setting("cache_dir", "Directory for downloads and matcher indexes."),
+    Setting("max_file_bytes", "Files larger than this are reported as too large, not mined."),
+    Setting("window", "Lines of source kept on each side of a site (sourceCode)."),
+    Setting("jobs", "Worker processes used to mine one source."),
+    Setting("include_tests", "Also mine test files (tests/, test_*.py, conftest.py)."),
+    Setting("strict", "Raise on the first file that cannot be mined instead of reporting it."),
+)
+"""The registry of every setting, in display order."""
+
+
+class Settings(BaseModel):
+    """The effective configuration of one errdex invocation.
+
+    Attributes:
+        db: Path of the SQLite store.
+        cache_dir: Directory for downloads and matcher indexes.
+        max_file_bytes: Size cap per source file.
+        window: Lines of context on each side of a site.
+        jobs: Worker processes used to mine one source.
+        include_tests: Whether test files are mined.
+        strict: Whether a per-file problem raises instead of being reported.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    db: Path = Field(default_factory=default_db_path)
+    cache_dir: Path = Field(default_factory=default_cache_dir)
+    max_file_bytes: int = Field(default=5_000_000, ge=1)
+    window: int = Field(default=18, ge=0, le=1000)
+    jobs: int = Field(default=1, ge=1, le=256)
+    include_tests: bool = False
+    strict: bool = False
+
+
+@dataclass(frozen=True)
+class ResolvedSettings:
+    """Settings together with where each value came from.
+
+    Attributes:
+        settings: The effective settings.
+        origins: For each setting name, ``default``, the config file path, ``env ERRDEX_X``
+            or ``flag``.
+    """
+
+    settings: Settings
+    origins: dict[str, str]
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _from_env(name: str, raw: str) -> Any:
+    field = Settings.model_fields[name]
+    if field.annotation is bool:
+        lowered = raw.strip().lower()
+        if lowered in _TRUE:
+            return True
+        if lowered in _FALSE:
+            return False
+        raise SettingsError(
+            f"{ENV_PREFIX}{name.upper()}={raw!r} is not a boolean (use 1/0, true/false)",
+            name=name,
+            origin=f"env {ENV_PREFIX}{name.upper()}",
+        )
+    return raw
+
+
+def resolve_settings(
+    flags: Mapping[str, Any] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    config_path: Path | None = None,
+) -> ResolvedSettings:
+    """Resolve the effective settings from defaults, config file, environment and flags.
+
+    Args:
+        flags: Values given on the command line; ``None`` values mean "not given".
+        environ: The environment to read ``ERRDEX_*`` from (``os.environ`` by default).
+        config_path: An explicit config file; else ``ERRDEX_CONFIG``, else the user config
+            file when it exists.
+
+    Returns:
+        The settings and the origin of each value.
+
+    Raises:
+        SettingsError: The config file cannot be read or a value is invalid.
+    """
+    env = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    origins = {setting.name: "default" for setting in SETTINGS}
+
+    path = config_path or (
+        Path(env[ENV_PREFIX + "CONFIG"]) if env.get(ENV_PREFIX + "CONFIG") else None
+    )
+    explicit = path is not None
+    path = path or default_config_path()
+    if path.is_file():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise SettingsError(f"cannot read config file {path}: {exc}", origin=str(path)) from exc
+        section = data.get("errdex", data)
+        for name, value in section.items():
+            if name not in Settings.model_fields:
+                raise SettingsError(
+                    f"unknown setting {name!r} in {path}", name=name, origin=str(path)
+                )
+            values[name] = value
+            origins[name] = str(path)
+    elif explicit:
+        raise SettingsError(f"config file not found: {path}", origin=str(path))
+
+    for setting in SETTINGS:
+        if setting.env in env:
+            values[setting.name] = _from_env(setting.name, env[setting.env])
+            origins[setting.name] = f"env {setting.env}"
+
+    for name, value in (flags or {}).items():
+        if value is None:
+            continue
+        if name not in Settings.model_fields:
+            raise SettingsError(f"unknown setting {name!r}", name=name, origin="flag")
+        values[name] = value
+        origins[name] = "flag"
+
+    try:
+        settings = Settings(**values)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        name = str(error["loc"][0]) if error["loc"] else ""
+        raise SettingsError(
+            f"invalid value for {name} (from {origins.get(name, '?')}): {error['msg']}",
+            name=name,
+            origin=origins.get(name, ""),
+        ) from exc
+    return ResolvedSettings(settings=settings, origins=origins)

@@ -1,0 +1,1 @@
+"""Storage: records ⇄ SQLite, JSON Lines (and later PostgreSQL, Parquet)."""

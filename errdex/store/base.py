@@ -1,0 +1,86 @@
+"""The record store protocol every backend implements, and the shapes it returns."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from errdex.models import ErrorRecord, Problem, RecordEnvelope, RunReport, SourceInfo, StoreStats
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    """A record search.
+
+    Attributes:
+        text: Full-text query over message, class, path and prose; empty for filters only.
+        repo: Only records of this repo.
+        error_class: Only records of this class.
+        error_type: Only records of this category.
+        limit: At most this many results.
+        offset: Skip this many results (paging).
+    """
+
+    text: str = ""
+    repo: str | None = None
+    error_class: str | None = None
+    error_type: str | None = None
+    limit: int = 20
+    offset: int = 0
+
+
+class RecordStore(Protocol):
+    """Where records live. Writes are transactional: readers see a whole run or none of it."""
+
+    location: str
+
+    def begin_run(self, source: SourceInfo) -> int:
+        """Record that a run of ``source`` started; return its run id."""
+        ...
+
+    def replace_source(
+        self,
+        source: SourceInfo,
+        records: Sequence[ErrorRecord],
+        *,
+        problems: Sequence[Problem],
+        report: RunReport,
+        dataset_version: datetime,
+        run_id: int | None = None,
+    ) -> None:
+        """Replace every record of ``source`` with ``records``, atomically."""
+        ...
+
+    def upsert_records(self, source: SourceInfo, envelopes: Iterable[RecordEnvelope]) -> int:
+        """Add or replace records (by id) of ``source``; return how many were written."""
+        ...
+
+    def get(self, record_id: str) -> list[RecordEnvelope]:
+        """Return the records with this id (one per source holding it)."""
+        ...
+
+    def search(self, query: SearchQuery) -> tuple[list[ErrorRecord], int]:
+        """Return one page of matching records, best first, and the total count."""
+        ...
+
+    def iter_envelopes(self, *, repo: str | None = None) -> Iterator[RecordEnvelope]:
+        """Yield every record (of one repo) with its dataset version, in a stable order."""
+        ...
+
+    def sources(self) -> list[tuple[SourceInfo, int]]:
+        """Return every source with its record count."""
+        ...
+
+    def problems(self, *, source_key: str | None = None) -> list[Problem]:
+        """Return the problems of the last run of each source (or of one source)."""
+        ...
+
+    def stats(self) -> StoreStats:
+        """Return counts over the whole store."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection."""
+        ...

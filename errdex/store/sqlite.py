@@ -1,0 +1,448 @@
+"""The default store: one SQLite file, in WAL mode, with an FTS5 index.
+
+Tables: ``sources`` (what was mined, at which revision and version, when), ``records`` (one
+row per record and source, the full record as JSON in ``data`` plus the columns searches
+filter on), ``records_fts`` (FTS5 over message, class, path and prose, kept in step by
+triggers), ``problems`` (the files of each source's last run that could not be mined) and
+``runs`` (every mining run, its status and report). The file opens in Datasette as it is.
+
+Replacing a source happens in one ``BEGIN IMMEDIATE`` transaction: readers keep seeing the
+old set until the commit, and a process killed mid-run leaves the old set intact.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from errdex.errors import StoreError
+from errdex.models import (
+    ErrorRecord,
+    Problem,
+    RecordEnvelope,
+    RunReport,
+    SourceInfo,
+    StoreStats,
+    format_timestamp,
+    utc_now,
+)
+from errdex.store.base import SearchQuery
+
+STORE_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sources (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    repo TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    location TEXT NOT NULL DEFAULT '',
+    revision TEXT,
+    sha TEXT,
+    package TEXT,
+    version TEXT,
+    mined_at TEXT
+);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    source_key TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    status TEXT NOT NULL,
+    report TEXT
+);
+CREATE TABLE IF NOT EXISTS records (
+    rowid INTEGER PRIMARY KEY,
+    source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+    id TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    slug TEXT NOT NULL,
+    error_class TEXT NOT NULL,
+    error_type TEXT NOT NULL,
+    severity TEXT NOT NULL,
+    file_path TEXT NOT NULL,
+    line_number INTEGER NOT NULL,
+    error_message TEXT NOT NULL,
+    prose TEXT NOT NULL DEFAULT '',
+    dataset_version TEXT NOT NULL,
+    data TEXT NOT NULL,
+    UNIQUE (source_id, id)
+);
+CREATE INDEX IF NOT EXISTS records_by_id ON records (id);
+CREATE INDEX IF NOT EXISTS records_by_class ON records (error_class);
+CREATE INDEX IF NOT EXISTS records_by_repo ON records (repo);
+CREATE TABLE IF NOT EXISTS problems (
+    source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    message TEXT NOT NULL,
+    line INTEGER NOT NULL DEFAULT 0
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(
+    error_message, error_class, file_path, prose,
+    content='records', content_rowid='rowid', tokenize='unicode61'
+);
+CREATE TRIGGER IF NOT EXISTS records_ai AFTER INSERT ON records BEGIN
+    INSERT INTO records_fts (rowid, error_message, error_class, file_path, prose)
+    VALUES (new.rowid, new.error_message, new.error_class, new.file_path, new.prose);
+END;
+CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
+    INSERT INTO records_fts (records_fts, rowid, error_message, error_class, file_path, prose)
+    VALUES ('delete', old.rowid, old.error_message, old.error_class, old.file_path, old.prose);
+END;
+CREATE TRIGGER IF NOT EXISTS records_au AFTER UPDATE ON records BEGIN
+    INSERT INTO records_fts (records_fts, rowid, error_message, error_class, file_path, prose)
+    VALUES ('delete', old.rowid, old.error_message, old.error_class, old.file_path, old.prose);
+    INSERT INTO records_fts (rowid, error_message, error_class, file_path, prose)
+    VALUES (new.rowid, new.error_message, new.error_class, new.file_path, new.prose);
+END;
+"""
+
+_RECORD_COLUMNS = (
+    "source_id, id, repo, slug, error_class, error_type, severity, file_path, line_number,"
+    " error_message, prose, dataset_version, data"
+)
+
+
+def fts_query(text: str) -> str:
+    """Quote each word of a user's text so FTS5 reads it as plain terms, never as syntax."""
+    return " ".join('"' + word.replace('"', '""') + '"' for word in text.split())
+
+
+def _prose(record: ErrorRecord) -> str:
+    return "\n".join(
+        [
+            record.documentation,
+            record.trigger_scenarios,
+            record.common_situations,
+            *record.solutions,
+            *record.tags,
+            record.background_tag,
+        ]
+    )
+
+
+def _row(source_id: int, record: ErrorRecord, dataset_version: str) -> tuple[Any, ...]:
+    return (
+        source_id,
+        record.id,
+        record.repo,
+        record.slug,
+        record.error_class,
+        record.error_type.value,
+        record.severity.value,
+        record.file_path,
+        record.line_number,
+        record.error_message,
+        _prose(record),
+        dataset_version,
+        json.dumps(record.full_dict(), ensure_ascii=False, separators=(",", ":")),
+    )
+
+
+class SQLiteStore:
+    """A record store in one SQLite file.
+
+    Args:
+        path: The database file; created with its directory when missing. ``:memory:``
+            gives a private in-memory store.
+
+    Raises:
+        StoreError: The file cannot be opened or is not an errdex database.
+    """
+
+    def __init__(self, path: Path | str) -> None:
+        self.location = str(path)
+        try:
+            if self.location != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(
+                self.location, isolation_level=None, check_same_thread=False, timeout=30
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            self._db.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('store_version', ?)",
+                (str(STORE_VERSION),),
+            )
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(
+                f"cannot open store {self.location}: {exc}", location=self.location
+            ) from exc
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def _upsert_source(self, source: SourceInfo) -> int:
+        mined_at = format_timestamp(source.mined_at) if source.mined_at else None
+        self._db.execute(
+            "INSERT INTO sources"
+            " (key, repo, kind, location, revision, sha, package, version, mined_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET repo=excluded.repo, kind=excluded.kind,"
+            " location=excluded.location, revision=excluded.revision, sha=excluded.sha,"
+            " package=excluded.package, version=excluded.version, mined_at=excluded.mined_at",
+            (
+                source.key,
+                source.repo,
+                source.kind,
+                source.location,
+                source.revision,
+                source.sha,
+                source.package,
+                source.version,
+                mined_at,
+            ),
+        )
+        row = self._db.execute("SELECT id FROM sources WHERE key = ?", (source.key,)).fetchone()
+        return int(row[0])
+
+    def begin_run(self, source: SourceInfo) -> int:
+        """Record that a run of ``source`` started (committed at once); return its id."""
+        cursor = self._db.execute(
+            "INSERT INTO runs (source_key, started_at, status) VALUES (?, ?, 'running')",
+            (source.key, format_timestamp(utc_now())),
+        )
+        return int(cursor.lastrowid or 0)
+
+    def replace_source(
+        self,
+        source: SourceInfo,
+        records: Sequence[ErrorRecord],
+        *,
+        problems: Sequence[Problem],
+        report: RunReport,
+        dataset_version: datetime,
+        run_id: int | None = None,
+    ) -> None:
+        """Replace every record and problem of ``source`` in one transaction.
+
+        Args:
+            source: The source (its ``key`` says which rows are replaced).
+            records: The new records.
+            problems: The files of this run that could not be mined.
+            report: The run report, stored with the run.
+            dataset_version: The dataset version stamped on the records.
+            run_id: The run started by :meth:`begin_run`, marked finished here.
+
+        Raises:
+            StoreError: The write failed; the previous records are unchanged.
+        """
+        version = format_timestamp(dataset_version)
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                source_id = self._upsert_source(source)
+                self._db.execute("DELETE FROM records WHERE source_id = ?", (source_id,))
+                self._db.execute("DELETE FROM problems WHERE source_id = ?", (source_id,))
+                self._db.executemany(
+                    f"INSERT OR REPLACE INTO records ({_RECORD_COLUMNS})"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (_row(source_id, record, version) for record in records),
+                )
+                self._db.executemany(
+                    "INSERT INTO problems (source_id, path, kind, message, line)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    ((source_id, p.path, p.kind.value, p.message, p.line) for p in problems),
+                )
+                if run_id is not None:
+                    self._db.execute(
+                        "UPDATE runs SET finished_at = ?, status = 'ok', report = ? WHERE id = ?",
+                        (format_timestamp(utc_now()), report.model_dump_json(), run_id),
+                    )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot write to {self.location}: {exc}", location=self.location
+            ) from exc
+
+    def upsert_records(self, source: SourceInfo, envelopes: Iterable[RecordEnvelope]) -> int:
+        """Add or replace records by id within ``source``, in one transaction.
+
+        Args:
+            source: The source the records are filed under.
+            envelopes: The records with their dataset versions.
+
+        Returns:
+            How many records were written.
+
+        Raises:
+            StoreError: The write failed; nothing was written.
+        """
+        count = 0
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                source_id = self._upsert_source(source)
+                for envelope in envelopes:
+                    self._db.execute(
+                        "DELETE FROM records WHERE source_id = ? AND id = ?",
+                        (source_id, envelope.record.id),
+                    )
+                    self._db.execute(
+                        f"INSERT INTO records ({_RECORD_COLUMNS})"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        _row(
+                            source_id, envelope.record, format_timestamp(envelope.dataset_version)
+                        ),
+                    )
+                    count += 1
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot write to {self.location}: {exc}", location=self.location
+            ) from exc
+        return count
+
+    # -- reading -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _envelope(data: str, dataset_version: str) -> RecordEnvelope:
+        return RecordEnvelope(
+            record=ErrorRecord.model_validate_json(data), dataset_version=dataset_version
+        )
+
+    def get(self, record_id: str) -> list[RecordEnvelope]:
+        """Return the records with this id (one per source holding it), newest source first."""
+        rows = self._db.execute(
+            "SELECT r.data, r.dataset_version FROM records r JOIN sources s ON s.id = r.source_id"
+            " WHERE r.id = ? ORDER BY s.mined_at DESC, r.rowid",
+            (record_id,),
+        ).fetchall()
+        return [self._envelope(data, version) for data, version in rows]
+
+    def search(self, query: SearchQuery) -> tuple[list[ErrorRecord], int]:
+        """Return one page of records matching a query, best first, and the total count.
+
+        Args:
+            query: The text and filters.
+
+        Returns:
+            The page and the number of matches in all.
+        """
+        where: list[str] = []
+        params: list[Any] = []
+        join = ""
+        order = "r.repo, r.file_path, r.line_number"
+        if query.text.strip():
+            join = "JOIN records_fts f ON f.rowid = r.rowid"
+            where.append("records_fts MATCH ?")
+            params.append(fts_query(query.text))
+            order = "bm25(records_fts), r.rowid"
+        for column, value in (
+            ("r.repo", query.repo),
+            ("r.error_class", query.error_class),
+            ("r.error_type", query.error_type),
+        ):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        clause = ("WHERE " + " AND ".join(where)) if where else ""
+        try:
+            total = self._db.execute(
+                f"SELECT count(*) FROM records r {join} {clause}", params
+            ).fetchone()[0]
+            rows = self._db.execute(
+                f"SELECT r.data FROM records r {join} {clause} ORDER BY {order} LIMIT ? OFFSET ?",
+                [*params, query.limit, query.offset],
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"search failed: {exc}", location=self.location) from exc
+        return [ErrorRecord.model_validate_json(row[0]) for row in rows], int(total)
+
+    def iter_envelopes(self, *, repo: str | None = None) -> Iterator[RecordEnvelope]:
+        """Yield every record (of one repo) with its dataset version, in a stable order."""
+        sql = "SELECT data, dataset_version FROM records"
+        params: tuple[str, ...] = ()
+        if repo is not None:
+            sql += " WHERE repo = ?"
+            params = (repo,)
+        for data, version in self._db.execute(sql + " ORDER BY rowid", params):
+            yield self._envelope(data, version)
+
+    def sources(self) -> list[tuple[SourceInfo, int]]:
+        """Return every source with its record count, by key."""
+        rows = self._db.execute(
+            "SELECT s.key, s.repo, s.kind, s.location, s.revision, s.sha, s.package, s.version,"
+            " s.mined_at, (SELECT count(*) FROM records r WHERE r.source_id = s.id)"
+            " FROM sources s ORDER BY s.key"
+        ).fetchall()
+        return [
+            (
+                SourceInfo(
+                    key=row[0],
+                    repo=row[1],
+                    kind=row[2],
+                    location=row[3],
+                    revision=row[4],
+                    sha=row[5],
+                    package=row[6],
+                    version=row[7],
+                    mined_at=row[8],
+                ),
+                int(row[9]),
+            )
+            for row in rows
+        ]
+
+    def problems(self, *, source_key: str | None = None) -> list[Problem]:
+        """Return the problems of each source's last run (or of one source)."""
+        sql = (
+            "SELECT p.path, p.kind, p.message, p.line"
+            " FROM problems p JOIN sources s ON s.id = p.source_id"
+        )
+        params: tuple[str, ...] = ()
+        if source_key is not None:
+            sql += " WHERE s.key = ?"
+            params = (source_key,)
+        return [
+            Problem(path=path, kind=kind, message=message, line=line)
+            for path, kind, message, line in self._db.execute(sql + " ORDER BY p.rowid", params)
+        ]
+
+    def stats(self) -> StoreStats:
+        """Return counts over the whole store."""
+
+        def grouped(column: str, limit: int = 20) -> dict[str, int]:
+            rows = self._db.execute(
+                f"SELECT {column}, count(*) AS n FROM records GROUP BY {column}"
+                f" ORDER BY n DESC, {column} LIMIT ?",
+                (limit,),
+            )
+            return {str(key): int(count) for key, count in rows}
+
+        one = self._db.execute
+        return StoreStats(
+            records=int(one("SELECT count(*) FROM records").fetchone()[0]),
+            sources=int(one("SELECT count(*) FROM sources").fetchone()[0]),
+            problems=int(one("SELECT count(*) FROM problems").fetchone()[0]),
+            by_type=grouped("error_type"),
+            by_class=grouped("error_class"),
+            by_repo=grouped("repo"),
+        )
+
+    def integrity(self) -> str:
+        """Run ``PRAGMA integrity_check`` and return its verdict (``ok`` when sound)."""
+        return str(self._db.execute("PRAGMA integrity_check").fetchone()[0])

@@ -1,0 +1,247 @@
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import SEED_PATH, make_repo, seed_fixture_source
+
+SEED_EQUAL_FIELDS = (
+    "errorMessage",
+    "messagePattern",
+    "errorClass",
+    "severity",
+    "lineNumber",
+    "sourceCode",
+    "sourceCodeStart",
+    "sourceCodeEnd",
+    "slug",
+    "schemaVersion",
+)
+
+
+def records_of(cli, repo=None):
+    args = ["export", "--format", "full"] + (["--repo", repo] if repo else [])
+    result = cli(*args)
+    return [json.loads(line)["record"] for line in result.output.splitlines() if line.strip()]
+
+
+def test_the_seed_site_mined_from_a_git_repository_equals_the_seed(cli, tmp_path, seed):
+    repo = tmp_path / "sglang"
+    sha = make_repo(repo, {SEED_PATH: seed_fixture_source(seed["record"]), "README.md": "x"})
+    result = cli("mine", str(repo), "--repo", "sgl-project/sglang", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["files"] == 1 and report["records"] == 1 and report["problems"] == []
+
+    (record,) = records_of(cli)
+    expected = seed["record"]
+    for field in SEED_EQUAL_FIELDS:
+        assert record[field] == expected[field], field
+    assert record["repo"] == "sgl-project/sglang"
+    assert record["analyzedSha"] == sha
+    assert record["githubUrl"] == (
+        f"https://github.com/sgl-project/sglang/blob/{sha}/{SEED_PATH}#L106-L142"
+    )
+    assert record["errorType"] == "validation"
+    assert record["function"] == "resolve_num_tokens_per_req"
+
+
+def test_git_source_is_read_at_a_revision_without_checkout(cli, tmp_path):
+    repo = tmp_path / "r"
+    first = make_repo(repo, {"pkg/a.py": 'def f():\n    raise ValueError("old message")\n'})
+    make_repo(repo, {"pkg/a.py": 'def f():\n    raise ValueError("new message")\n'})
+    (repo / "pkg" / "a.py").write_text('raise ValueError("uncommitted")\n')
+
+    assert cli("mine", str(repo)).exit_code == 0
+    assert [r["errorMessage"] for r in records_of(cli)] == ["new message"]
+
+    assert cli("mine", str(repo), "--rev", first[:10]).exit_code == 0
+    (record,) = records_of(cli)
+    assert record["errorMessage"] == "old message"
+    assert record["analyzedSha"] == first
+    assert record["repo"] == "r"
+
+
+def test_remining_replaces_the_records_of_the_source(cli, tmp_path):
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "m.py").write_text('raise KeyError("one")\nraise KeyError("two")\n')
+    cli("mine", str(src))
+    (src / "m.py").write_text('raise KeyError("three")\n')
+    cli("mine", str(src))
+    assert [r["errorMessage"] for r in records_of(cli)] == ["three"]
+
+
+def test_ids_survive_lines_inserted_above_and_identical_templates_differ(cli, tmp_path):
+    src = tmp_path / "proj"
+    src.mkdir()
+    one = 'def f(x):\n    raise ValueError(f"bad {x}")\n'
+    body = one + "\n" + one.replace("def f", "def g")
+    (src / "m.py").write_text(body)
+    cli("mine", str(src))
+    before = records_of(cli)
+    assert len({r["id"] for r in before}) == 2
+    (src / "m.py").write_text("import os\n\n# a comment\n" + body)
+    cli("mine", str(src))
+    after = records_of(cli)
+    assert [r["id"] for r in after] == [r["id"] for r in before]
+    assert [r["lineNumber"] for r in after] == [r["lineNumber"] + 3 for r in before]
+
+
+def test_directory_walk_skips_tests_symlinks_and_caches(cli, tmp_path):
+    src = tmp_path / "proj"
+    (src / "pkg").mkdir(parents=True)
+    (src / "tests").mkdir()
+    (src / "__pycache__").mkdir()
+    (src / "pkg" / "a.py").write_text('raise ValueError("kept")\n')
+    (src / "tests" / "test_a.py").write_text('raise ValueError("test only")\n')
+    (src / "pkg" / "test_b.py").write_text('raise ValueError("test only")\n')
+    (src / "__pycache__" / "c.py").write_text('raise ValueError("cache")\n')
+    (src / "pkg" / "link.py").symlink_to(src / "pkg" / "a.py")
+    cli("mine", str(src))
+    assert [r["errorMessage"] for r in records_of(cli)] == ["kept"]
+    cli("mine", str(src), "--include-tests")
+    assert sorted(r["errorMessage"] for r in records_of(cli)) == ["kept", "test only", "test only"]
+
+
+def test_bad_files_become_problems_and_the_rest_is_mined(cli, tmp_path, monkeypatch):
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "good.py").write_text('raise ValueError("good one")\n')
+    (src / "syntax.py").write_text("def broken(:\n    raise ValueError('x')\n")
+    (src / "latin.py").write_bytes(b'raise ValueError("caf\xe9")\n')
+    (src / "nul.py").write_bytes(b'raise ValueError("a")\x00\n')
+    (src / "huge.py").write_text("x = 1\n" * 200_000)
+    (src / "declared.py").write_bytes(b'# -*- coding: latin-1 -*-\nraise ValueError("caf\xe9")\n')
+    monkeypatch.setenv("ERRDEX_MAX_FILE_BYTES", "1000000")
+    result = cli("mine", str(src), "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    kinds = {p["path"]: p["kind"] for p in report["problems"]}
+    assert kinds == {
+        "syntax.py": "syntax-error",
+        "latin.py": "encoding",
+        "nul.py": "binary",
+        "huge.py": "too-large",
+    }
+    syntax = next(p for p in report["problems"] if p["path"] == "syntax.py")
+    assert syntax["line"] == 1
+    assert sorted(r["errorMessage"] for r in records_of(cli)) == ["café", "good one"]
+    problems = cli("stats", "--json")
+    assert json.loads(problems.output)["problems"] == 4
+
+
+def test_strict_stops_at_the_first_bad_file(cli, tmp_path):
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "syntax.py").write_text("def broken(:\n")
+    result = cli("mine", str(src), "--strict")
+    assert result.exit_code == 2
+    assert "syntax error" in result.output
+
+
+def test_missing_path_and_revision_are_one_line_errors(cli, tmp_path):
+    result = cli("mine", str(tmp_path / "nowhere"))
+    assert result.exit_code == 2
+    assert result.output.strip().count("\n") == 0 and "does not exist" in result.output
+
+    repo = tmp_path / "r"
+    make_repo(repo, {"a.py": "x = 1\n"})
+    result = cli("mine", str(repo), "--rev", "no-such-branch")
+    assert result.exit_code == 2
+    assert result.output.strip().count("\n") == 0 and "no-such-branch" in result.output
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    result = cli("mine", str(plain), "--rev", "main")
+    assert result.exit_code == 2 and "git repository" in result.output
+
+    assert cli("mine").exit_code == 2
+
+
+def test_mine_installed_indexes_distributions_with_versions(tmp_path):
+    """Mine the distributions installed beside the tests (real code nobody here wrote)."""
+    from errdex.extract.packages import installed_sources
+    from errdex.pipeline import Pipeline
+    from errdex.settings import Settings
+    from errdex.store.sqlite import SQLiteStore
+
+    sources = {s.info.package: s for s in installed_sources()}
+    assert "typer" in sources and "pydantic" in sources
+    with SQLiteStore(tmp_path / "s.sqlite3") as store:
+        report = Pipeline(Settings(db=tmp_path / "s.sqlite3"), store).mine(sources["typer"])
+        assert report.source.version and report.records > 10
+        assert report.source.repo == "fastapi/typer"
+        records, total = store.search(
+            __import__("errdex.store.base", fromlist=["SearchQuery"]).SearchQuery(
+                repo="fastapi/typer", limit=1000
+            )
+        )
+        assert total == report.records
+        assert all(not r.file_path.startswith("/") for r in records)
+        assert all(r.package == "typer" for r in records)
+
+
+def _count(db_path, repo):
+    with sqlite3.connect(db_path) as connection:
+        return connection.execute(
+            "SELECT count(*) FROM records WHERE repo = ?", (repo,)
+        ).fetchone()[0]
+
+
+@pytest.mark.slow
+def test_a_killed_run_leaves_the_previous_records_intact(tmp_path):
+    src = tmp_path / "big"
+    src.mkdir()
+    for n in range(30):
+        (src / f"m{n}.py").write_text(f'raise ValueError("first generation {n}")\n')
+    db_path = tmp_path / "kill.sqlite3"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    subprocess.run(
+        [sys.executable, "-m", "errdex", "mine", str(src), "--db", str(db_path)],
+        check=True,
+        env=env,
+        capture_output=True,
+    )
+    assert _count(db_path, "big") == 30
+
+    # A second generation big enough that mining takes seconds.
+    filler = "".join(
+        f"def f{i}(x):\n    if x > {i}:\n        raise ValueError(f'second {{x}} {i}')\n"
+        for i in range(300)
+    )
+    for n in range(400):
+        (src / f"m{n}.py").write_text(filler)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "errdex", "mine", str(src), "--db", str(db_path)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with sqlite3.connect(db_path) as connection:
+            running = connection.execute(
+                "SELECT count(*) FROM runs WHERE status = 'running'"
+            ).fetchone()[0]
+        if running:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the mining run never started")
+    time.sleep(1.0)
+    assert process.poll() is None, (
+        "the run finished before it could be killed; make the source bigger"
+    )
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+
+    assert _count(db_path, "big") == 30
+    with sqlite3.connect(db_path) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        messages = {row[0] for row in connection.execute("SELECT error_message FROM records")}
+    assert messages == {f"first generation {n}" for n in range(30)}
