@@ -18,6 +18,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    JsonValue,
     PlainSerializer,
 )
 from pydantic.alias_generators import to_camel
@@ -249,6 +250,25 @@ class RaiseSite(_Model):
     source_code_end: int = 1
 
 
+class FileResult(_Model):
+    """What extracting one file gave: its sites and what other files may need from it.
+
+    Results are cached by ``digest`` so that re-mining an unchanged file skips parsing.
+
+    Attributes:
+        path: The file, relative to the source root.
+        digest: The git blob id of the file's bytes (the same for a directory and a git source).
+        sites: The sites found in the file, before cross-file linking.
+        exports: Language-specific facts other files may need (constants, exception classes,
+            factories), as JSON; only the extractor that wrote them reads them.
+    """
+
+    path: str
+    digest: str
+    sites: tuple[RaiseSite, ...] = ()
+    exports: dict[str, JsonValue] = Field(default_factory=dict)
+
+
 class SeedRecord(_Model):
     """One error record, exactly the dataset's schema (version 2).
 
@@ -403,6 +423,8 @@ class RunReport(_Model):
         forms: Sites found, by message form.
         opaque: Sites whose message is not a template.
         records: Records written.
+        cached: Files whose previous extraction was reused (content unchanged).
+        unchanged: Nothing changed since the last run, so the stored records were kept.
         problems: Files that could not be mined.
         seconds: Wall time of the run.
     """
@@ -414,6 +436,8 @@ class RunReport(_Model):
     forms: dict[str, int] = Field(default_factory=dict)
     opaque: int = 0
     records: int = 0
+    cached: int = 0
+    unchanged: bool = False
     problems: list[Problem] = Field(default_factory=list)
     seconds: float = 0.0
 

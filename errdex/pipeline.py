@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 from errdex.analyze.records import build_records
 from errdex.errors import ExtractionError
-from errdex.extract import Extractor, extractors
+from errdex.extract import Extractor, blob_digest, extractors
 from errdex.extract.files import Source, SourceFile, open_source
 from errdex.models import (
+    FileResult,
     Problem,
     ProblemKind,
     RaiseSite,
@@ -55,7 +57,7 @@ class ImportReport:
 
 def mine_file(
     extractor: Extractor, file: SourceFile, *, strict: bool
-) -> tuple[list[RaiseSite], Problem | None]:
+) -> tuple[FileResult | None, Problem | None]:
     """Mine one file, turning its failure into a problem.
 
     Args:
@@ -64,32 +66,44 @@ def mine_file(
         strict: Raise instead of returning a problem.
 
     Returns:
-        The sites and, when the file could not be mined, the problem.
+        The file's result or, when it could not be mined, the problem.
 
     Raises:
         ExtractionError: Only when ``strict``.
     """
     if file.data is None:
-        problem = Problem(
-            path=file.path, kind=file.problem or ProblemKind.UNREADABLE, message=file.detail
-        )
+        kind = file.problem or ProblemKind.UNREADABLE
         if strict:
-            raise ExtractionError(problem.message, path=file.path, kind=problem.kind.value)
-        return [], problem
+            raise ExtractionError(file.detail, path=file.path, kind=kind.value)
+        return None, Problem(path=file.path, kind=kind, message=file.detail)
     try:
         return extractor.extract(file), None
     except ExtractionError as exc:
         if strict:
             raise
-        return [], Problem(
+        return None, Problem(
             path=exc.path, kind=ProblemKind(exc.kind), message=str(exc), line=exc.line
         )
     except Exception as exc:  # a bug on one file must not lose the run: report it
         if strict:
             raise
-        return [], Problem(
+        return None, Problem(
             path=file.path, kind=ProblemKind.INTERNAL, message=f"{type(exc).__name__}: {exc}"
         )
+
+
+def _extract_chunk(
+    window: int, strict: bool, files: list[SourceFile]
+) -> list[tuple[FileResult | None, Problem | None]]:
+    """Worker-process entry point: mine a batch of files with fresh extractors."""
+    chosen = extractors(window=window)
+    return [
+        mine_file(next(e for e in chosen if f.path.endswith(e.suffixes)), f, strict=strict)
+        for f in files
+    ]
+
+
+_CHUNK = 16
 
 
 class Pipeline:
@@ -104,17 +118,26 @@ class Pipeline:
         self.settings = settings
         self.store = store
         self._extractors = extractors(window=settings.window)
+        self._wanted = tuple(suffix for e in self._extractors for suffix in e.suffixes)
 
     def open(self, spec: str, *, repo: str | None = None, revision: str | None = None) -> Source:
         """Open a source the user named (see :func:`errdex.extract.files.open_source`)."""
         return open_source(spec, repo=repo, revision=revision)
 
+    def _tag(self, extractor: Extractor) -> str:
+        # Cached results are valid only for the same extractor version and window.
+        return f"{extractor.language}:{extractor.version}:w{self.settings.window}"
+
     def mine(self, source: Source, *, progress: ProgressCallback | None = None) -> RunReport:
         """Mine one source and replace its records in the store.
 
+        Files whose content digest is unchanged since the source's last run reuse that run's
+        extraction; when nothing changed at all (same files, same revision), the stored
+        records are kept as they are.
+
         Args:
             source: The source.
-            progress: Called with each file's path.
+            progress: Called with each file's path as it is done.
 
         Returns:
             The run report.
@@ -127,41 +150,109 @@ class Pipeline:
         mined_at = utc_now()
         info = source.info.model_copy(update={"mined_at": mined_at})
         run_id = self.store.begin_run(info)
-        by_suffix = {
-            suffix: extractor for extractor in self._extractors for suffix in extractor.suffixes
-        }
-        wanted = tuple(by_suffix)
-        sites: list[RaiseSite] = []
+        cached = self.store.cached_results(info.key)
+        order: list[str] = []
+        results: dict[str, tuple[Extractor, FileResult]] = {}
         problems: list[Problem] = []
-        files = 0
+        pending: list[SourceFile] = []
+        reused = 0
+
+        def done(path: str, result: FileResult | None, problem: Problem | None) -> None:
+            if result is not None:
+                results[path] = (self._pick(path), result)
+            if problem is not None:
+                problems.append(problem)
+            if progress is not None:
+                progress(path)
+
         for file in source.files(
-            wanted=wanted,
+            wanted=self._wanted,
             max_bytes=self.settings.max_file_bytes,
             include_tests=self.settings.include_tests,
         ):
-            if progress is not None:
-                progress(file.path)
-            extractor = next(e for s, e in by_suffix.items() if file.path.endswith(s))
-            found, problem = mine_file(extractor, file, strict=self.settings.strict)
-            files += 1
-            sites.extend(found)
-            if problem is not None:
-                problems.append(problem)
-        records = build_records(sites, info, analyzed_at=mined_at)
+            order.append(file.path)
+            hit = cached.get(file.path)
+            if file.data is not None and hit is not None:
+                digest, tag, payload = hit
+                if tag == self._tag(self._pick(file.path)) and digest == blob_digest(file.data):
+                    reused += 1
+                    done(file.path, FileResult.model_validate_json(payload), None)
+                    continue
+            pending.append(file)
+
+        for file, (result, problem) in zip(pending, self._extract(pending), strict=True):
+            done(file.path, result, problem)
+
+        ordered = [results[path] for path in order if path in results]
+        sites = self._link(ordered)
+        previous = self.store.source(info.key)
+        unchanged = (
+            previous is not None
+            and not pending
+            and set(order) == set(cached)
+            and (previous[0].sha, previous[0].version) == (info.sha, info.version)
+        )
         report = RunReport(
             source=info,
-            files=files,
+            files=len(order),
             sites=dict(Counter(site.kind.value for site in sites)),
             forms=dict(Counter(site.form for site in sites)),
-            opaque=sum(1 for record in records if record.opaque),
-            records=len(records),
+            opaque=sum(1 for site in sites if site.template.is_opaque),
+            records=previous[1] if unchanged and previous is not None else len(sites),
+            cached=reused,
+            unchanged=unchanged,
             problems=problems,
-            seconds=round(time.perf_counter() - started, 3),
+            seconds=0.0,
         )
+        if unchanged:
+            report = report.model_copy(update={"seconds": round(time.perf_counter() - started, 3)})
+            self.store.finish_unchanged(info, report=report, run_id=run_id)
+            return report
+        records = build_records(sites, info, analyzed_at=mined_at)
+        report = report.model_copy(update={"seconds": round(time.perf_counter() - started, 3)})
         self.store.replace_source(
-            info, records, problems=problems, report=report, dataset_version=mined_at, run_id=run_id
+            info,
+            records,
+            problems=problems,
+            report=report,
+            dataset_version=mined_at,
+            run_id=run_id,
+            files=[(self._tag(extractor), result) for extractor, result in ordered],
         )
         return report
+
+    def _pick(self, path: str) -> Extractor:
+        return next(e for e in self._extractors if path.endswith(e.suffixes))
+
+    def _extract(
+        self, files: list[SourceFile]
+    ) -> Iterator[tuple[FileResult | None, Problem | None]]:
+        """Extract files in this process, or in ``settings.jobs`` worker processes."""
+        strict = self.settings.strict
+        if self.settings.jobs <= 1 or len(files) < 2 * _CHUNK:
+            for file in files:
+                yield mine_file(self._pick(file.path), file, strict=strict)
+            return
+        chunks = [files[i : i + _CHUNK] for i in range(0, len(files), _CHUNK)]
+        with ProcessPoolExecutor(max_workers=self.settings.jobs) as pool:
+            batches = pool.map(
+                _extract_chunk,
+                [self.settings.window] * len(chunks),
+                [strict] * len(chunks),
+                chunks,
+            )
+            for batch in batches:
+                yield from batch
+
+    def _link(self, ordered: list[tuple[Extractor, FileResult]]) -> list[RaiseSite]:
+        by_language: dict[str, list[FileResult]] = {}
+        for extractor, result in ordered:
+            by_language.setdefault(extractor.language, []).append(result)
+        sites: list[RaiseSite] = []
+        for extractor in self._extractors:
+            if extractor.language in by_language:
+                sites.extend(extractor.link(by_language[extractor.language]))
+        return sites
 
     def import_files(self, paths: Sequence[Path]) -> ImportReport:
         """Import seed or errdex JSONL files (``.gz`` too), format detected per line.

@@ -245,3 +245,48 @@ def test_a_killed_run_leaves_the_previous_records_intact(tmp_path):
         assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         messages = {row[0] for row in connection.execute("SELECT error_message FROM records")}
     assert messages == {f"first generation {n}" for n in range(30)}
+
+
+def test_remining_an_unchanged_source_reuses_everything(cli, tmp_path):
+    src = tmp_path / "proj"
+    src.mkdir()
+    for n in range(5):
+        (src / f"m{n}.py").write_text(f'raise ValueError("message {n}")\n')
+    first = json.loads(cli("mine", str(src), "--json").output)["sources"][0]
+    assert first["cached"] == 0 and not first["unchanged"]
+    ids = [r["id"] for r in records_of(cli)]
+
+    again = json.loads(cli("mine", str(src), "--json").output)["sources"][0]
+    assert again["cached"] == 5 and again["unchanged"] and again["records"] == 5
+    assert [r["id"] for r in records_of(cli)] == ids
+
+    (src / "m0.py").write_text('raise ValueError("changed")\n')
+    changed = json.loads(cli("mine", str(src), "--json").output)["sources"][0]
+    assert changed["cached"] == 4 and not changed["unchanged"]
+    assert sorted(r["errorMessage"] for r in records_of(cli)) == [
+        "changed",
+        "message 1",
+        "message 2",
+        "message 3",
+        "message 4",
+    ]
+    (src / "m4.py").unlink()
+    removed = json.loads(cli("mine", str(src), "--json").output)["sources"][0]
+    assert removed["records"] == 4 and not removed["unchanged"]
+
+
+def test_parallel_mining_gives_the_same_records(cli, tmp_path, db):
+    src = tmp_path / "proj"
+    src.mkdir()
+    for n in range(80):
+        (src / f"m{n:02}.py").write_text(
+            f'def f(x):\n    raise ValueError(f"value {{x}} in file {n}")\n'
+        )
+    (src / "broken.py").write_text("def (:\n")
+    serial = json.loads(cli("mine", str(src), "--json", "--jobs", "1").output)
+    serial_records = records_of(cli)
+    db.unlink()
+    parallel = json.loads(cli("mine", str(src), "--json", "--jobs", "2").output)
+    assert parallel["records"] == serial["records"] == 80
+    assert parallel["problems"] == serial["problems"] and len(serial["problems"]) == 1
+    assert [r["id"] for r in records_of(cli)] == [r["id"] for r in serial_records]

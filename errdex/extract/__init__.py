@@ -1,26 +1,50 @@
 """Extraction: source files → :class:`~errdex.models.RaiseSite` objects, one module per language.
 
-Every extractor has the :class:`Extractor` shape; :func:`extractors` lists the registered ones
-so the pipeline can pick them by file suffix.
+Extraction runs in two steps so that it can be parallel and cached:
+
+1. :meth:`Extractor.extract` reads one file and returns a :class:`~errdex.models.FileResult`
+   (its sites, plus the facts other files may need: constants, exception classes, factories).
+   It depends on that file alone, so it runs in worker processes and is cached by the file's
+   content digest.
+2. :meth:`Extractor.link` sees every result of a source at once and resolves what crosses
+   files (an imported message constant, the default message of a project exception class).
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from typing import Protocol
 
 from errdex.extract.files import SourceFile
-from errdex.models import RaiseSite
+from errdex.models import FileResult, RaiseSite
 
 
 class Extractor(Protocol):
-    """Finds the error sites of files of one language."""
+    """Finds the error sites of files of one language.
+
+    Attributes:
+        language: The language name (``python``).
+        suffixes: The file-name suffixes it reads.
+        version: Changes whenever its output for the same file changes (invalidates caches).
+    """
 
     language: str
     suffixes: tuple[str, ...]
+    version: str
 
-    def extract(self, file: SourceFile) -> list[RaiseSite]:
-        """Return the sites of one file; raise ExtractionError when it cannot be read."""
+    def extract(self, file: SourceFile) -> FileResult:
+        """Extract one file; raise ExtractionError when it cannot be read or parsed."""
         ...
+
+    def link(self, results: Sequence[FileResult]) -> list[RaiseSite]:
+        """Resolve cross-file references of a whole source; return every site, in file order."""
+        ...
+
+
+def blob_digest(data: bytes) -> str:
+    """Return the git blob id of some bytes (so directory and git sources agree)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 def extractors(*, window: int) -> list[Extractor]:

@@ -18,8 +18,10 @@ from http import HTTPStatus
 
 from errdex.analyze.templates import Built, TemplateBuilder, apply_percent, merge_parts
 from errdex.errors import ExtractionError
+from errdex.extract import blob_digest
 from errdex.extract.files import SourceFile
 from errdex.models import (
+    FileResult,
     Location,
     MessageTemplate,
     ProblemKind,
@@ -554,22 +556,24 @@ class PythonExtractor:
 
     language = "python"
     suffixes: tuple[str, ...] = (".py",)
+    version = "1"
 
     def __init__(self, *, window: int = 18) -> None:
         self.window = window
 
-    def extract(self, file: SourceFile) -> list[RaiseSite]:
+    def extract(self, file: SourceFile) -> FileResult:
         """Extract the sites of one file.
 
         Args:
             file: The file, with its bytes.
 
         Returns:
-            The sites, in source order.
+            The file's sites, in source order, and its exports.
 
         Raises:
             ExtractionError: The file cannot be decoded or parsed.
         """
+        data = file.data or b""
         text = decode_source(file)
         try:
             module = ast.parse(text, filename=file.path)
@@ -587,10 +591,15 @@ class PythonExtractor:
                 kind=ProblemKind.SYNTAX.value,
             ) from exc
         try:
-            return _ModuleExtractor(file.path, split_lines(text), self.window).run(module)
+            sites = _ModuleExtractor(file.path, split_lines(text), self.window).run(module)
         except RecursionError as exc:
             raise ExtractionError(
                 "the module is nested too deeply to analyse",
                 path=file.path,
                 kind=ProblemKind.INTERNAL.value,
             ) from exc
+        return FileResult(path=file.path, digest=blob_digest(data), sites=tuple(sites))
+
+    def link(self, results: Sequence[FileResult]) -> list[RaiseSite]:
+        """Return every site of a source, in file order (cross-file resolution comes here)."""
+        return [site for result in results for site in result.sites]

@@ -7,7 +7,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from errdex.models import ErrorRecord, Problem, RecordEnvelope, RunReport, SourceInfo, StoreStats
+from errdex.models import (
+    ErrorRecord,
+    FileResult,
+    Problem,
+    RecordEnvelope,
+    RunReport,
+    SourceInfo,
+    StoreStats,
+)
 
 
 @dataclass(frozen=True)
@@ -49,8 +57,21 @@ class RecordStore(Protocol):
         report: RunReport,
         dataset_version: datetime,
         run_id: int | None = None,
+        files: Sequence[tuple[str, FileResult]] = (),
     ) -> None:
         """Replace every record of ``source`` with ``records``, atomically."""
+        ...
+
+    def finish_unchanged(self, source: SourceInfo, *, report: RunReport, run_id: int) -> None:
+        """Mark a run that found nothing changed; the stored records stay."""
+        ...
+
+    def cached_results(self, source_key: str) -> dict[str, tuple[str, str, str]]:
+        """Return the previous run's ``(digest, extractor, result JSON)`` per path."""
+        ...
+
+    def source(self, source_key: str) -> tuple[SourceInfo, int] | None:
+        """Return one source and its record count, or None."""
         ...
 
     def upsert_records(self, source: SourceInfo, envelopes: Iterable[RecordEnvelope]) -> int:

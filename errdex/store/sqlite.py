@@ -4,7 +4,9 @@ Tables: ``sources`` (what was mined, at which revision and version, when), ``rec
 row per record and source, the full record as JSON in ``data`` plus the columns searches
 filter on), ``records_fts`` (FTS5 over message, class, path and prose, kept in step by
 triggers), ``problems`` (the files of each source's last run that could not be mined) and
-``runs`` (every mining run, its status and report). The file opens in Datasette as it is.
+``runs`` (every mining run, its status and report) and ``files`` (each mined file's
+content digest and extraction result, so re-mining skips unchanged files). The file opens
+in Datasette as it is.
 
 Replacing a source happens in one ``BEGIN IMMEDIATE`` transaction: readers keep seeing the
 old set until the commit, and a process killed mid-run leaves the old set intact.
@@ -22,6 +24,7 @@ from typing import Any
 from errdex.errors import StoreError
 from errdex.models import (
     ErrorRecord,
+    FileResult,
     Problem,
     RecordEnvelope,
     RunReport,
@@ -82,6 +85,14 @@ CREATE TABLE IF NOT EXISTS problems (
     kind TEXT NOT NULL,
     message TEXT NOT NULL,
     line INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS files (
+    source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    extractor TEXT NOT NULL,
+    result TEXT NOT NULL,
+    PRIMARY KEY (source_id, path)
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(
     error_message, error_class, file_path, prose,
@@ -230,8 +241,9 @@ class SQLiteStore:
         report: RunReport,
         dataset_version: datetime,
         run_id: int | None = None,
+        files: Sequence[tuple[str, FileResult]] = (),
     ) -> None:
-        """Replace every record and problem of ``source`` in one transaction.
+        """Replace every record, problem and cached file result of ``source`` in one transaction.
 
         Args:
             source: The source (its ``key`` says which rows are replaced).
@@ -240,6 +252,7 @@ class SQLiteStore:
             report: The run report, stored with the run.
             dataset_version: The dataset version stamped on the records.
             run_id: The run started by :meth:`begin_run`, marked finished here.
+            files: ``(extractor, result)`` for every file mined, kept for the next run.
 
         Raises:
             StoreError: The write failed; the previous records are unchanged.
@@ -251,6 +264,15 @@ class SQLiteStore:
                 source_id = self._upsert_source(source)
                 self._db.execute("DELETE FROM records WHERE source_id = ?", (source_id,))
                 self._db.execute("DELETE FROM problems WHERE source_id = ?", (source_id,))
+                self._db.execute("DELETE FROM files WHERE source_id = ?", (source_id,))
+                self._db.executemany(
+                    "INSERT INTO files (source_id, path, digest, extractor, result)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (
+                        (source_id, r.path, r.digest, extractor, r.model_dump_json())
+                        for extractor, r in files
+                    ),
+                )
                 self._db.executemany(
                     f"INSERT OR REPLACE INTO records ({_RECORD_COLUMNS})"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -274,6 +296,41 @@ class SQLiteStore:
             raise StoreError(
                 f"cannot write to {self.location}: {exc}", location=self.location
             ) from exc
+
+    def finish_unchanged(self, source: SourceInfo, *, report: RunReport, run_id: int) -> None:
+        """Mark a run that found nothing changed: the stored records stay as they are."""
+        try:
+            self._db.execute(
+                "UPDATE runs SET finished_at = ?, status = 'unchanged', report = ? WHERE id = ?",
+                (format_timestamp(utc_now()), report.model_dump_json(), run_id),
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot write to {self.location}: {exc}", location=self.location
+            ) from exc
+
+    def cached_results(self, source_key: str) -> dict[str, tuple[str, str, str]]:
+        """Return the previous run's file results of a source.
+
+        Args:
+            source_key: The source's key.
+
+        Returns:
+            For each path: ``(digest, extractor, result JSON)``.
+        """
+        rows = self._db.execute(
+            "SELECT f.path, f.digest, f.extractor, f.result FROM files f"
+            " JOIN sources s ON s.id = f.source_id WHERE s.key = ?",
+            (source_key,),
+        )
+        return {path: (digest, extractor, result) for path, digest, extractor, result in rows}
+
+    def source(self, source_key: str) -> tuple[SourceInfo, int] | None:
+        """Return one source and its record count, or None when it was never mined."""
+        for info, count in self.sources():
+            if info.key == source_key:
+                return info, count
+        return None
 
     def upsert_records(self, source: SourceInfo, envelopes: Iterable[RecordEnvelope]) -> int:
         """Add or replace records by id within ``source``, in one transaction.

@@ -1,0 +1,92 @@
+"""Templates → matchers that can never backtrack catastrophically.
+
+A template is literal text with holes, and a hole may hold any text (including nothing,
+newlines, or text that looks like the template's own literals). Instead of a regex with one
+``(.*?)`` per hole — whose backtracking is polynomial in the input with the number of holes —
+:class:`CompiledTemplate` matches by plain string search: the first literal must be a prefix,
+the last a suffix, and every literal between is found leftmost after the previous one. For
+patterns whose only metacharacter is "any text" this greedy-leftmost strategy finds a match
+whenever one exists (and gives the captures a lazy ``(.*?)`` regex would), in time linear in
+the input per literal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from errdex.models import MessageTemplate
+
+
+@dataclass(frozen=True)
+class CompiledTemplate:
+    """A template ready to match whole messages.
+
+    Attributes:
+        literals: The literal runs, ``len(holes) + 1`` of them (the first and last may be
+            empty): literal, hole, literal, …, hole, literal.
+        holes: The holes' source texts, in order.
+    """
+
+    literals: tuple[str, ...]
+    holes: tuple[str, ...]
+
+    @property
+    def literal_length(self) -> int:
+        """How many literal characters the template has (its specificity)."""
+        return sum(len(literal) for literal in self.literals)
+
+    def match(self, message: str) -> tuple[str, ...] | None:
+        """Match a whole message.
+
+        Args:
+            message: The text to match, in full.
+
+        Returns:
+            The value captured by each hole, or None when the message does not match.
+        """
+        literals = self.literals
+        if not self.holes:
+            return () if message == literals[0] else None
+        first, last = literals[0], literals[-1]
+        if len(message) < len(first) + len(last):
+            return None
+        if not message.startswith(first) or not message.endswith(last):
+            return None
+        end = len(message) - len(last)
+        position = len(first)
+        captures: list[str] = []
+        for literal in literals[1:-1]:
+            found = message.find(literal, position, end)
+            if found < 0:
+                return None
+            captures.append(message[position:found])
+            position = found + len(literal)
+        captures.append(message[position:end])
+        return tuple(captures)
+
+
+@lru_cache(maxsize=65536)
+def _compile(parts: tuple[tuple[str, bool], ...]) -> CompiledTemplate:
+    literals: list[str] = [""]
+    holes: list[str] = []
+    for text, hole in parts:
+        if hole:
+            holes.append(text)
+            literals.append("")
+        else:
+            literals[-1] += text
+    return CompiledTemplate(literals=tuple(literals), holes=tuple(holes))
+
+
+def compile_template(template: MessageTemplate) -> CompiledTemplate:
+    """Compile a template into a matcher (cached).
+
+    Args:
+        template: The message template.
+
+    Returns:
+        The matcher; a message matches when it is what the template produces for some hole
+        values (empty ones included).
+    """
+    return _compile(tuple((part.text, part.hole) for part in template.parts))
