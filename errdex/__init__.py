@@ -6,7 +6,17 @@ lists; everything else may change.
 """
 
 from errdex.errors import ErrdexError
-from errdex.models import ErrorRecord, RecordEnvelope, RunReport, SeedRecord, SourceInfo
+from errdex.hook import ErrdexLogFilter, explain, install, uninstall
+from errdex.match.explain import Explainer, Explanation
+from errdex.models import (
+    ErrorRecord,
+    Match,
+    MatchKind,
+    RecordEnvelope,
+    RunReport,
+    SeedRecord,
+    SourceInfo,
+)
 from errdex.pipeline import Pipeline
 from errdex.settings import Settings, resolve_settings
 from errdex.store.sqlite import SQLiteStore
@@ -15,7 +25,12 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "ErrdexError",
+    "ErrdexLogFilter",
     "ErrorRecord",
+    "Explainer",
+    "Explanation",
+    "Match",
+    "MatchKind",
     "Pipeline",
     "RecordEnvelope",
     "RunReport",
@@ -24,5 +39,8 @@ __all__ = [
     "Settings",
     "SourceInfo",
     "__version__",
+    "explain",
+    "install",
     "resolve_settings",
+    "uninstall",
 ]

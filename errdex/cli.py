@@ -29,9 +29,19 @@ from rich.progress import (
 from errdex import __version__
 from errdex.errors import ErrdexError, RecordNotFoundError
 from errdex.extract.files import Source
+from errdex.match.explain import Explanation
+from errdex.match.scan import ScanGroup, ScanReport
 from errdex.models import ErrorRecord, RecordEnvelope, RunReport
 from errdex.pipeline import Pipeline
-from errdex.render import record_panel, records_table, reports_table, settings_table, stats_table
+from errdex.render import (
+    explanation_view,
+    record_panel,
+    records_table,
+    reports_table,
+    scan_view,
+    settings_table,
+    stats_table,
+)
 from errdex.settings import ResolvedSettings, Settings, resolve_settings
 from errdex.store.base import SearchQuery
 from errdex.store.jsonl import RecordFormat, envelope_json
@@ -61,6 +71,14 @@ ConfigOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+EngineOption = Annotated[
+    str | None,
+    typer.Option(
+        "--engine",
+        help="Prefilter engine: aho-corasick, or hyperscan (errdex[fast]) [env ERRDEX_ENGINE].",
+        show_default=False,
+    ),
+]
 
 T = TypeVar("T")
 
@@ -364,6 +382,135 @@ def search(
 
 def _extra(record: ErrorRecord) -> dict[str, Any]:
     return {"function": record.function, "kind": record.kind.value}
+
+
+def _read_input(text: str | None, file: Path | None) -> str:
+    if file is not None:
+        try:
+            return file.read_bytes().decode("utf-8", errors="replace")
+        except OSError as exc:
+            _fail(f"cannot read {file}: {exc.strerror or exc}", EXIT_USAGE)
+    if text is not None:
+        return text
+    if sys.stdin is None or sys.stdin.isatty():
+        _fail("paste an error: give TEXT, --file F, or pipe it on stdin", EXIT_USAGE)
+    return sys.stdin.read()
+
+
+@app.command()
+def explain(
+    text: Annotated[
+        str | None,
+        typer.Argument(help="The error, traceback or log text (else --file, else stdin)."),
+    ] = None,
+    file: Annotated[
+        Path | None, typer.Option("--file", "-f", help="Read the text from this file.")
+    ] = None,
+    top: Annotated[int, typer.Option("--top", "-n", min=1, max=100, help="At most N matches.")] = 5,
+    engine: EngineOption = None,
+    db: DbOption = None,
+    config: ConfigOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Explain a pasted error, traceback or log: the exact raise site, captured values, cause."""
+    with _errors():
+        settings = _settings(config, db=db, engine=engine)
+        pasted = _read_input(text, file)
+        from errdex.match.explain import Explainer
+
+        def run(pipeline: Pipeline) -> Explanation:
+            explainer = Explainer.for_database(pipeline.store, settings.db, engine=settings.engine)
+            return explainer.explain(pasted, top=top)
+
+        answer = _with_store(settings, run)
+        if as_json:
+            _print_json(answer.to_json())
+        else:
+            _stdout().print(explanation_view(answer))
+        if not answer.found:
+            raise typer.Exit(EXIT_NOT_FOUND)
+
+
+@app.command()
+def scan(
+    files: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Log files (.gz too); stdin when none.", show_default=False),
+    ] = None,
+    top: Annotated[int, typer.Option("--top", "-n", min=1, help="Show this many groups.")] = 20,
+    engine: EngineOption = None,
+    db: DbOption = None,
+    config: ConfigOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Scan logs: group error occurrences by record, with counts and first/last seen."""
+    with _errors():
+        settings = _settings(config, db=db, engine=engine)
+        for path in files or []:
+            if not path.is_file():
+                _fail(f"no such file: {path}", EXIT_USAGE)
+        from errdex.match.explain import Explainer
+        from errdex.match.scan import Scanner
+
+        def run(pipeline: Pipeline) -> tuple[ScanReport, dict[int, ErrorRecord]]:
+            explainer = Explainer.for_database(pipeline.store, settings.db, engine=settings.engine)
+            console = _stderr()
+            with _progress(console) as progress:
+                task = progress.add_task("scanning", total=None, path="")
+
+                def advance(lines: int) -> None:
+                    progress.update(task, completed=lines, path=f"{lines} lines")
+
+                report = Scanner(explainer.index).scan(_log_lines(files or []), progress=advance)
+            wanted = [group.rowids[0] for group in report.groups[:top]]
+            rows = pipeline.store.get_rows(wanted)
+            return report, {rowid: envelope.record for rowid, envelope in rows.items()}
+
+        report, records = _with_store(settings, run)
+        if as_json:
+            _print_json(_scan_json(report, records, top))
+        else:
+            _stdout().print(scan_view(report, records, top=top))
+        if not report.groups and not report.unknown:
+            raise typer.Exit(EXIT_NOT_FOUND)
+
+
+def _log_lines(files: list[Path]) -> Iterator[str]:
+    import gzip
+
+    if not files:
+        yield from sys.stdin
+        return
+    for path in files:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+            yield from handle
+
+
+def _scan_json(report: ScanReport, records: dict[int, ErrorRecord], top: int) -> dict[str, Any]:
+    def group(g: ScanGroup, record: ErrorRecord | None) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "count": g.count,
+            "firstLine": g.first_line,
+            "lastLine": g.last_line,
+            "firstSeen": g.first_seen,
+            "lastSeen": g.last_seen,
+            "sample": g.sample,
+        }
+        if record is not None:
+            data["record"] = record.seed_dict()
+            data["sites"] = len(g.rowids)
+        else:
+            data["text"] = g.key
+        return data
+
+    return {
+        "lines": report.lines,
+        "matched": report.matched,
+        "unmatched": report.unmatched,
+        "groups": [group(g, records.get(g.rowids[0])) for g in report.groups[:top]],
+        "unknown": [group(g, None) for g in report.unknown[:top]],
+    }
 
 
 @app.command()

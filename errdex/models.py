@@ -84,6 +84,13 @@ class SiteKind(str, Enum):
     OBJECT = "object"
 
 
+class MatchKind(str, Enum):
+    """How well a record explains a pasted error."""
+
+    EXACT = "exact"
+    APPROXIMATE = "approximate"
+
+
 class ProblemKind(str, Enum):
     """Why one file (or archive entry) of a source could not be mined."""
 
@@ -225,6 +232,11 @@ class RaiseSite(_Model):
         source_code: The lines around the site.
         source_code_start: The first line of ``source_code``.
         source_code_end: The last line of ``source_code``.
+        factory: The function that builds the message when it is not built at the site
+            (a factory returning the exception, a helper given the message).
+        arguments: For ``raise`` of a call, how many arguments the call passes (``raise X()``
+            is 0); None for other statements and for ``raise X``.
+        facts: What the code around the site says (see :class:`CodeFacts`).
     """
 
     path: str
@@ -248,6 +260,9 @@ class RaiseSite(_Model):
     source_code: str = ""
     source_code_start: int = 1
     source_code_end: int = 1
+    factory: str | None = None
+    arguments: int | None = None
+    facts: CodeFacts | None = None
 
 
 class FileResult(_Model):
@@ -267,6 +282,111 @@ class FileResult(_Model):
     digest: str
     sites: tuple[RaiseSite, ...] = ()
     exports: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class Parameter(_Model):
+    """One parameter of a function's signature.
+
+    Attributes:
+        name: The parameter's name (``*args``/``**kwargs`` keep their stars).
+        annotation: Its annotation's source text, if any.
+        default: Its default value's source text, if any.
+    """
+
+    name: str
+    annotation: str | None = None
+    default: str | None = None
+
+
+class Guard(_Model):
+    """A condition the code tests on the way to a site.
+
+    Attributes:
+        kind: ``comparison``, ``membership``, ``isinstance``, ``none-check``,
+            ``truthiness``, ``match``, ``dict-lookup`` or ``other``.
+        text: The condition's source text, as written.
+        subject: The name or expression tested (``phase``), when there is one.
+        values: The literal values (or type names) it tests against, as source text.
+        leads_to_site: True when the site runs when the condition holds (``if bad: raise``);
+            False when the site runs after every tested branch failed (the fall-through
+            ``raise`` after ``if x == "a": return …``).
+        line: The condition's line.
+    """
+
+    kind: str
+    text: str
+    subject: str | None = None
+    values: list[str] = Field(default_factory=list)
+    leads_to_site: bool = True
+    line: int = 0
+
+
+class CodeFacts(_Model):
+    """What the code around a site says, the ground truth for every narrative field.
+
+    Attributes:
+        function: The enclosing function's name.
+        class_name: The enclosing class's name.
+        signature: The function's signature as source text (``f(a, b: int = 1)``).
+        parameters: The function's parameters.
+        docstring: The first paragraph of the function's docstring.
+        guards: The conditions that lead to the site, outermost first.
+        subject: The name the error is about (the value tested, or the hole of the message).
+        accepted_values: Values the code accepts for ``subject`` at the site (literals
+            compared before a fall-through raise, a Literal annotation, keys of the dict or
+            members of the set/tuple/Enum tested), as source text (``'draft_decode'``).
+        exception_bases: The raised class's bases, as far as the source and builtins show.
+        in_except: The site is inside an ``except`` block.
+        caught: The exception classes that block catches.
+        callers: In-source places that call the enclosing function.
+    """
+
+    function: str | None = None
+    class_name: str | None = None
+    signature: str | None = None
+    parameters: list[Parameter] = Field(default_factory=list)
+    docstring: str | None = None
+    guards: list[Guard] = Field(default_factory=list)
+    subject: str | None = None
+    accepted_values: list[str] = Field(default_factory=list)
+    exception_bases: list[str] = Field(default_factory=list)
+    in_except: bool = False
+    caught: list[str] = Field(default_factory=list)
+    callers: list[Location] = Field(default_factory=list)
+
+
+class Narrative(_Model):
+    """The prose and code fields of a record, as a writer (offline or LLM) produces them.
+
+    Field names and types are those of the record (see :class:`SeedRecord`).
+    """
+
+    documentation: str = ""
+    trigger_scenarios: str = ""
+    common_situations: str = ""
+    solutions: list[str] = Field(default_factory=list)
+    example_fix: str = ""
+    validation_code: str | None = None
+    type_guard: str | None = None
+    try_catch_pattern: str | None = None
+    prevention_tips: list[str] = Field(default_factory=list)
+
+
+class Claim(_Model):
+    """One statement of a narrative that the verifier checked against the facts.
+
+    Attributes:
+        field: The record field the claim is in (``documentation``).
+        text: The claimed literal, name or class, as written.
+        verdict: ``contradicted`` (the code says otherwise), ``unsupported`` (the facts do not
+            show it) or ``unparsable`` (a code field that does not parse).
+        reason: One sentence on what the code says instead.
+    """
+
+    field: str
+    text: str
+    verdict: str
+    reason: str
 
 
 class SeedRecord(_Model):
@@ -308,6 +428,9 @@ class SeedRecord(_Model):
     schema_version: int = SCHEMA_VERSION
 
 
+RaiseSite.model_rebuild()
+FileResult.model_rebuild()
+
 SEED_FIELDS: tuple[str, ...] = tuple(SeedRecord.model_fields)
 """The seed's fields, as Python attribute names, in the seed's order."""
 
@@ -334,6 +457,12 @@ class ErrorRecord(SeedRecord):
         function_end: The enclosing function's last line.
         defined_at: Where a resolved message constant is defined, when not at the site.
         ordinal: The rank of this record among identical (path, class, template) ones.
+        i18n: The message is wrapped in a translation call; users may see a translation.
+        factory: The function that builds the message when it is not built at the site.
+        arguments: For ``raise`` of a call, how many arguments it passes; else None.
+        facts: What the code around the site says (grounding for the prose).
+        writer: Who wrote the prose fields: ``offline``, ``llm:<model>``, ``import`` or empty.
+        claims: The verifier's findings on the prose (empty when everything checks out).
     """
 
     language: str = "python"
@@ -351,6 +480,12 @@ class ErrorRecord(SeedRecord):
     function_end: int | None = None
     defined_at: Location | None = None
     ordinal: int = 0
+    i18n: bool = Field(default=False, alias="i18n")
+    factory: str | None = None
+    arguments: int | None = None
+    facts: CodeFacts | None = None
+    writer: str = ""
+    claims: list[Claim] = Field(default_factory=list)
 
     def seed_dict(self) -> dict[str, Any]:
         """Return the record as the seed's JSON object: exactly its keys, in its order."""
@@ -359,6 +494,27 @@ class ErrorRecord(SeedRecord):
     def full_dict(self) -> dict[str, Any]:
         """Return the record as errdex's full JSON object: the seed's keys, then errdex's."""
         return self.model_dump(mode="json")
+
+
+class Match(_Model):
+    """One record that may explain a pasted error, and why.
+
+    Attributes:
+        record: The record.
+        kind: ``exact`` when the message is one the record's template produces and nothing
+            contradicts it; ``approximate`` otherwise.
+        score: Higher is better; comparable within one answer.
+        evidence: Why it ranks where it does, one short sentence each.
+        captures: The value of each hole in the pasted message, by hole name.
+        error: Which parsed error (index into the parsed input's errors) it explains.
+    """
+
+    record: ErrorRecord
+    kind: MatchKind
+    score: float
+    evidence: list[str] = Field(default_factory=list)
+    captures: dict[str, str] = Field(default_factory=dict)
+    error: int = 0
 
 
 class RecordEnvelope(_Model):

@@ -14,7 +14,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
+
+from pydantic_core import PydanticSerializationError
 
 from errdex.analyze.records import build_records
 from errdex.errors import ExtractionError
@@ -56,12 +58,12 @@ class ImportReport:
 
 
 def mine_file(
-    extractor: Extractor, file: SourceFile, *, strict: bool
+    extractor: Extractor | None, file: SourceFile, *, strict: bool
 ) -> tuple[FileResult | None, Problem | None]:
     """Mine one file, turning its failure into a problem.
 
     Args:
-        extractor: The language's extractor.
+        extractor: The language's extractor (unused for a file without data).
         file: The file.
         strict: Raise instead of returning a problem.
 
@@ -71,13 +73,13 @@ def mine_file(
     Raises:
         ExtractionError: Only when ``strict``.
     """
-    if file.data is None:
+    if file.data is None or extractor is None:
         kind = file.problem or ProblemKind.UNREADABLE
         if strict:
             raise ExtractionError(file.detail, path=file.path, kind=kind.value)
         return None, Problem(path=file.path, kind=kind, message=file.detail)
     try:
-        return extractor.extract(file), None
+        return _encodable(extractor.extract(file)), None
     except ExtractionError as exc:
         if strict:
             raise
@@ -90,6 +92,28 @@ def mine_file(
         return None, Problem(
             path=file.path, kind=ProblemKind.INTERNAL, message=f"{type(exc).__name__}: {exc}"
         )
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {key: _clean(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(item) for item in value]
+    return value
+
+
+def _encodable(result: FileResult) -> FileResult:
+    """Make a result storable: a string constant may hold a lone surrogate (U+D800).
+
+    UTF-8 cannot encode those, so they are written as their backslash escape instead.
+    """
+    try:
+        result.model_dump_json()
+    except PydanticSerializationError:
+        return FileResult.model_validate(_clean(result.model_dump()))
+    return result
 
 
 def _extract_chunk(
@@ -121,7 +145,30 @@ class Pipeline:
         self._wanted = tuple(suffix for e in self._extractors for suffix in e.suffixes)
 
     def open(self, spec: str, *, repo: str | None = None, revision: str | None = None) -> Source:
-        """Open a source the user named (see :func:`errdex.extract.files.open_source`)."""
+        """Open a source the user named.
+
+        ``pypi:NAME`` and ``pypi:NAME==VERSION`` are downloaded into the cache (see
+        :class:`errdex.extract.pypi.PypiSource`); anything else is a path (see
+        :func:`errdex.extract.files.open_source`).
+
+        Raises:
+            UsageError: A malformed ``pypi:`` spec, or ``revision`` with one.
+            SourceNotFoundError: The path does not exist, or pip cannot download the package.
+            SourceError: A downloaded archive was refused whole.
+            RevisionNotFoundError: The revision names no commit.
+        """
+        # Imported lazily: only pypi: specs need the archive and download machinery (#3).
+        from errdex.errors import UsageError
+        from errdex.extract.archives import ArchiveLimits
+        from errdex.extract.pypi import PypiSource, is_pypi_spec
+
+        if is_pypi_spec(spec):
+            if revision is not None:
+                raise UsageError(f"--rev does not apply to {spec}; pin it as pypi:NAME==VERSION")
+            limits = ArchiveLimits.from_settings(self.settings)
+            return PypiSource.open(
+                spec, cache_dir=self.settings.cache_dir, limits=limits, repo=repo
+            )
         return open_source(spec, repo=repo, revision=revision)
 
     def _tag(self, extractor: Extractor) -> str:
@@ -171,6 +218,10 @@ class Pipeline:
             include_tests=self.settings.include_tests,
         ):
             order.append(file.path)
+            if file.data is None:
+                # Unreadable or refused (too large, unsafe archive entry): no extractor needed.
+                done(file.path, *mine_file(None, file, strict=self.settings.strict))
+                continue
             hit = cached.get(file.path)
             if file.data is not None and hit is not None:
                 digest, tag, payload = hit

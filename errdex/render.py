@@ -11,7 +11,9 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from errdex.models import ErrorRecord, RunReport, StoreStats
+from errdex.match.explain import Explanation
+from errdex.match.scan import ScanReport
+from errdex.models import ErrorRecord, Match, MatchKind, RunReport, StoreStats
 from errdex.settings import SETTINGS, ResolvedSettings
 
 
@@ -175,3 +177,104 @@ def settings_table(resolved: ResolvedSettings) -> RenderableType:
             setting.help,
         )
     return table
+
+
+def explanation_view(explanation: Explanation) -> RenderableType:
+    """Render an explain answer: the input's error, then each match with its evidence."""
+    parts: list[RenderableType] = []
+    parsed = explanation.parsed
+    for error in parsed.errors[-3:]:
+        parts.append(
+            Text.assemble(
+                ("input ", "dim"),
+                (f"({parsed.kind}) ", "dim"),
+                (error.qualified_class or error.error_class or "", "bold red"),
+                ": " if (error.error_class or error.qualified_class) else "",
+                (error.message[:500], "bold"),
+            )
+        )
+    if not explanation.found:
+        parts.append(Text("No exact match.", style="bold yellow"))
+    if explanation.ambiguous:
+        parts.append(
+            Text(
+                f"Ambiguous: {explanation.total} sites raise this same message; "
+                "a traceback with frames tells them apart.",
+                style="yellow",
+            )
+        )
+    for match in explanation.matches:
+        parts.append(match_panel(match))
+    return Group(*parts)
+
+
+def match_panel(match: Match) -> RenderableType:
+    """Render one match: where, why, captured values, the snippet and the prose."""
+    record = match.record
+    style = "green" if match.kind is MatchKind.EXACT else "yellow"
+    title = Text.assemble(
+        (match.kind.value.upper(), f"bold {style}"),
+        f" {match.score:.1f}  ",
+        (f"{record.repo} {_location(record)}", "cyan"),
+        (f" in {record.function}" if record.function else "", "dim"),
+    )
+    body: list[RenderableType] = [
+        Text.assemble((record.error_class, "bold red"), ": ", record.error_message)
+    ]
+    if record.github_url:
+        body.append(Text(record.github_url, style="blue underline"))
+    if match.captures:
+        captured = Table.grid(padding=(0, 1))
+        for name, value in match.captures.items():
+            captured.add_row(Text(name, style="magenta"), "=", Text(repr(value)))
+        body.append(captured)
+    body.append(Text("\n".join(f"- {line}" for line in match.evidence), style="dim"))
+    if record.source_code:
+        body.append(
+            Syntax(
+                record.source_code,
+                "python" if record.language == "python" else "text",
+                line_numbers=True,
+                start_line=record.source_code_start,
+                highlight_lines={record.line_number},
+                line_range=(
+                    max(record.source_code_start, record.line_number - 6),
+                    min(record.source_code_end, record.line_number + 3),
+                ),
+            )
+        )
+    if record.documentation:
+        body.append(Text(record.documentation))
+    if record.solutions:
+        body.append(Text("\n".join(f"- {s}" for s in record.solutions)))
+    return Panel(Group(*body), title=title, title_align="left", border_style=style)
+
+
+def scan_view(report: ScanReport, records: dict[int, ErrorRecord], *, top: int) -> RenderableType:
+    """Render a log scan: known errors by count, then unmatched error-looking lines."""
+    summary = Text(
+        f"{report.lines} lines, {report.matched} matched a record, "
+        f"{report.unmatched} error-looking lines matched none"
+    )
+    known = Table(title="known errors")
+    for column in ("count", "record", "where", "message", "first seen", "last seen"):
+        known.add_column(column, overflow="fold", justify="right" if column == "count" else "left")
+    for group in report.groups[:top]:
+        record = records.get(group.rowids[0])
+        if record is None:
+            continue
+        sites = f" (+{len(group.rowids) - 1} sites)" if len(group.rowids) > 1 else ""
+        known.add_row(
+            str(group.count),
+            record.id,
+            f"{record.repo} {_location(record)}{sites}",
+            Text(f"{record.error_class}: {record.error_message}"),
+            group.first_seen or f"line {group.first_line}",
+            group.last_seen or f"line {group.last_line}",
+        )
+    unknown = Table(title="error-looking lines without a record")
+    unknown.add_column("count", justify="right")
+    unknown.add_column("text", overflow="fold")
+    for group in report.unknown[:top]:
+        unknown.add_row(str(group.count), Text(group.key))
+    return Group(summary, known, unknown)

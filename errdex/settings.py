@@ -14,10 +14,10 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from errdex.errors import SettingsError
 
@@ -67,10 +67,34 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("db", "Path of the SQLite store."),
     Setting("cache_dir", "Directory for downloads and matcher indexes."),
     Setting("max_file_bytes", "Files larger than this are reported as too large, not mined."),
+    Setting(
+        "max_archive_bytes",
+        "Downloaded archives that declare or inflate to more than this are refused whole.",
+    ),
+    Setting(
+        "max_compression_ratio",
+        "Archive entries that inflate to more than this many times their size are refused.",
+    ),
     Setting("window", "Lines of source kept on each side of a site (sourceCode)."),
     Setting("jobs", "Worker processes used to mine one source."),
     Setting("include_tests", "Also mine test files (tests/, test_*.py, conftest.py)."),
     Setting("strict", "Raise on the first file that cannot be mined instead of reporting it."),
+    Setting(
+        "engine", "Prefilter engine of the matcher: aho-corasick, or hyperscan (errdex[fast])."
+    ),
+    Setting(
+        "llm_base_url",
+        "Base URL of an OpenAI-compatible API for the LLM writer (e.g. http://127.0.0.1:30000/v1).",
+    ),
+    Setting("llm_model", "Model name the LLM writer asks the endpoint for."),
+    Setting("llm_api_key", "API key sent as a Bearer token to the LLM endpoint (never printed)."),
+    Setting("llm_concurrency", "Requests the LLM writer keeps in flight at once."),
+    Setting("llm_timeout", "Seconds one LLM request may take before it is retried."),
+    Setting(
+        "llm_max_retries",
+        "Retries of one LLM request after a timeout, a dropped connection, HTTP 429 or 5xx.",
+    ),
+    Setting("llm_max_tokens", "Most tokens the LLM may generate for one answer."),
 )
 """The registry of every setting, in display order."""
 
@@ -82,10 +106,22 @@ class Settings(BaseModel):
         db: Path of the SQLite store.
         cache_dir: Directory for downloads and matcher indexes.
         max_file_bytes: Size cap per source file.
+        max_archive_bytes: Size cap of a downloaded archive, uncompressed.
+        max_compression_ratio: Decompression-bomb guard: the largest uncompressed-to-compressed
+            ratio an archive entry may have.
         window: Lines of context on each side of a site.
         jobs: Worker processes used to mine one source.
         include_tests: Whether test files are mined.
         strict: Whether a per-file problem raises instead of being reported.
+        engine: The matcher's prefilter engine.
+        llm_base_url: Base URL of the OpenAI-compatible API (``.../v1``); None disables the
+            LLM writer.
+        llm_model: The model the LLM writer asks for.
+        llm_api_key: The API key (a Bearer token), if the endpoint needs one.
+        llm_concurrency: LLM requests in flight at once.
+        llm_timeout: Seconds one LLM request may take.
+        llm_max_retries: Retries of one LLM request after a transient failure.
+        llm_max_tokens: Most tokens the LLM may generate for one answer.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -93,10 +129,20 @@ class Settings(BaseModel):
     db: Path = Field(default_factory=default_db_path)
     cache_dir: Path = Field(default_factory=default_cache_dir)
     max_file_bytes: int = Field(default=5_000_000, ge=1)
+    max_archive_bytes: int = Field(default=512_000_000, ge=1)
+    max_compression_ratio: int = Field(default=100, ge=1)
     window: int = Field(default=18, ge=0, le=1000)
     jobs: int = Field(default=1, ge=1, le=256)
     include_tests: bool = False
     strict: bool = False
+    engine: Literal["aho-corasick", "hyperscan"] = "aho-corasick"
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: SecretStr | None = None
+    llm_concurrency: int = Field(default=4, ge=1, le=256)
+    llm_timeout: float = Field(default=120.0, gt=0)
+    llm_max_retries: int = Field(default=4, ge=0, le=20)
+    llm_max_tokens: int = Field(default=2048, ge=1)
 
 
 @dataclass(frozen=True)

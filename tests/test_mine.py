@@ -290,3 +290,26 @@ def test_parallel_mining_gives_the_same_records(cli, tmp_path, db):
     assert parallel["records"] == serial["records"] == 80
     assert parallel["problems"] == serial["problems"] and len(serial["problems"]) == 1
     assert [r["id"] for r in records_of(cli)] == [r["id"] for r in serial_records]
+
+
+def test_lone_surrogates_in_string_constants_are_stored_escaped(cli, tmp_path):
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "m.py").write_text('raise ValueError("bad \\ud800 char")\nraise KeyError("fine")\n')
+    result = cli("mine", str(src), "--json")
+    assert result.exit_code == 0, result.output
+    messages = sorted(r["errorMessage"] for r in records_of(cli))
+    assert messages == ["bad \\ud800 char", "fine"]
+
+
+def test_parser_warnings_of_mined_code_are_not_problems(cli, tmp_path):
+    """Old code has invalid escapes; the parser's warnings must not fail or spam the run."""
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "old.py").write_text(
+        'import re\nif not re.match("\\d+", x):\n    raise ValueError("no \\d here")\n'
+    )
+    result = cli("mine", str(src), "--json")
+    assert result.exit_code == 0
+    report = json.loads(result.output)
+    assert report["problems"] == [] and report["records"] == 1

@@ -9,6 +9,7 @@ edits above the site.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
@@ -16,7 +17,49 @@ from urllib.parse import quote
 
 from errdex.analyze.classify import classify
 from errdex.analyze.templates import seed_pattern
-from errdex.models import SCHEMA_VERSION, ErrorRecord, RaiseSite, SourceInfo, slugify
+from errdex.models import (
+    SCHEMA_VERSION,
+    ErrorRecord,
+    MessageTemplate,
+    RaiseSite,
+    SeedRecord,
+    SourceInfo,
+    TemplatePart,
+    slugify,
+)
+
+_HOLE_NAME = re.compile(r"\{([^{}]*)\}")
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
+
+
+def template_from_message(record: SeedRecord) -> MessageTemplate:
+    """Rebuild a template for a record that carries none (an imported seed record).
+
+    The literal text comes from ``messagePattern`` (its ``(.+?)`` holes, escapes undone), which
+    is unambiguous about braces; the holes are named after the ``{expr}`` parts of
+    ``errorMessage`` when their counts agree.
+
+    Args:
+        record: The record.
+
+    Returns:
+        The template; a pattern that is not in the dataset's style gives the message as
+        literal text split at its ``{expr}`` parts.
+    """
+    pieces = record.message_pattern.split("(.+?)")
+    names = _HOLE_NAME.findall(record.error_message)
+    literals = [_ESCAPED.sub(r"\1", piece) for piece in pieces]
+    if any(re.search(r"(?<!\\)[.^$*+?{}\[\]|()]", piece) for piece in pieces):
+        literals = _HOLE_NAME.split(record.error_message)[::2]
+    if len(names) != len(literals) - 1:
+        names = [f"h{index}" for index in range(len(literals) - 1)]
+    parts: list[TemplatePart] = []
+    for index, literal in enumerate(literals):
+        if index:
+            parts.append(TemplatePart(text=names[index - 1], hole=True))
+        if literal:
+            parts.append(TemplatePart(text=literal))
+    return MessageTemplate(parts=tuple(parts))
 
 
 def record_id(repo: str, path: str, error_class: str, template: str, ordinal: int) -> str:
@@ -115,6 +158,10 @@ def build_records(
                 function_end=site.function_end,
                 defined_at=site.defined_at,
                 ordinal=ordinal,
+                i18n=site.i18n,
+                factory=site.factory,
+                arguments=site.arguments,
+                facts=site.facts,
             )
         )
     return records

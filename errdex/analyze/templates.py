@@ -1,11 +1,16 @@
 """Message templates from Python expressions, and the patterns that match their messages.
 
-:func:`build_template` turns the expression that makes a message (a constant, an f-string,
+:class:`TemplateBuilder` turns the expression that makes a message (a constant, an f-string,
 ``str.format``, ``%`` formatting, ``+`` and implicit concatenation, ``str.join`` of literals,
-translation and text wrappers) into a :class:`~errdex.models.MessageTemplate`: literal text
-kept, each run-time value a hole named after its source text. Names are resolved through a
-caller-supplied :data:`NameResolver` (local variables, constants), which may return several
-alternatives (one per branch that assigns the message).
+conditional expressions, translation and text wrappers) into templates: literal text kept, each
+run-time value a hole named after its source text. Names are resolved through a caller-supplied
+:data:`NameResolver` (local variables, constants), which may return several alternatives (one
+per branch that assigns the message).
+
+A name that only another file can resolve (an imported constant, an inherited class
+attribute, a message table) becomes a *reference*: a hole whose style carries what to look up
+and the operations (``.format``, ``%``, ``.strip()``) to apply once it is found, so that the
+extractor's link step can finish the template (:func:`apply_operations`, :func:`bind_holes`).
 
 :func:`seed_pattern` writes the dataset's ``messagePattern`` (escaped literals, ``(.+?)`` per
 hole).
@@ -15,16 +20,21 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 import re
 import string
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from errdex.models import Location, MessageTemplate, TemplatePart
 
 MAX_ALTERNATIVES = 8
 """At most this many alternative templates are kept for one message expression."""
+
+REFERENCE_STYLE = "\0ref"
+"""Style prefix of a reference hole; the JSON of the reference follows it."""
 
 # Hole markers used while applying text functions (strip, dedent) to a template: characters
 # from a Unicode private-use area that real messages do not contain.
@@ -38,7 +48,7 @@ class Built:
     Attributes:
         parts: The template parts (adjacent literals not yet merged).
         form: The message form (``constant``, ``f-string``, ``format``, ``percent``,
-            ``concat``, ``join``, ``variable``, ``constant-ref``, ``opaque``).
+            ``concat``, ``join``, ``variable``, ``constant-ref``, ``reference``, ``opaque``).
         i18n: The text is wrapped in a translation call; users may see a translation.
         defined_at: Where a resolved constant or variable is defined.
     """
@@ -54,7 +64,7 @@ class Built:
 
 
 NameResolver = Callable[[ast.expr], Sequence[Built] | None]
-"""Resolves a name or attribute to the templates it may hold, or None when unknown."""
+"""Resolves a name, attribute, subscript or call to the templates it may hold, or None."""
 
 
 def merge_parts(parts: Sequence[TemplatePart]) -> tuple[TemplatePart, ...]:
@@ -81,6 +91,8 @@ def _hole(node: ast.expr | str, style: str = "") -> TemplatePart:
 
 def source_text(node: ast.AST) -> str:
     """Return an expression's source text, normalised (``ast.unparse``)."""
+    if isinstance(node, ast.Name):
+        return node.id
     if isinstance(node, ast.Call) and _call_name(node) in ("str", "repr") and len(node.args) == 1:
         inner = ast.unparse(node.args[0])
         return inner if _call_name(node) == "str" else f"{inner}!r"
@@ -94,6 +106,64 @@ def _call_name(node: ast.Call) -> str:
     if isinstance(func, ast.Attribute):
         return func.attr
     return ""
+
+
+# -- references ---------------------------------------------------------------------------
+
+
+def reference(text: str, target: dict[str, Any]) -> Built:
+    """Make a template that stands for a message only the link step can resolve.
+
+    Args:
+        text: The expression's source text (the hole's name if it is never resolved).
+        target: What to look up, as JSON: ``{"name": "errors.MSG"}``, ``{"self": "MSG"}``,
+            optionally with ``"key"`` (a message-table entry).
+
+    Returns:
+        A one-hole template of form ``reference``.
+    """
+    style = REFERENCE_STYLE + json.dumps(target, separators=(",", ":"), sort_keys=True)
+    return Built((TemplatePart(text=text, hole=True, style=style),), "reference")
+
+
+def part_reference(part: TemplatePart) -> dict[str, Any] | None:
+    """Return the reference a hole stands for, or None for an ordinary part."""
+    if part.hole and part.style.startswith(REFERENCE_STYLE):
+        value = json.loads(part.style[len(REFERENCE_STYLE) :])
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def has_reference(parts: Sequence[TemplatePart]) -> bool:
+    """Tell whether any part is a reference hole."""
+    return any(p.hole and p.style.startswith(REFERENCE_STYLE) for p in parts)
+
+
+def without_references(parts: Sequence[TemplatePart]) -> tuple[TemplatePart, ...]:
+    """Turn reference holes into ordinary holes (what is left when they cannot be resolved)."""
+    return tuple(
+        TemplatePart(text=p.text, hole=True)
+        if p.hole and p.style.startswith(REFERENCE_STYLE)
+        else p
+        for p in parts
+    )
+
+
+def _single_reference(built: Built) -> dict[str, Any] | None:
+    parts = [p for p in built.parts if p.hole or p.text]
+    if len(parts) == 1:
+        return part_reference(parts[0])
+    return None
+
+
+def _with_operation(
+    built: Built, target: dict[str, Any], operation: dict[str, Any], node: ast.expr
+) -> Built:
+    """Append an operation to a single-reference template (applied after resolution)."""
+    updated = dict(target)
+    updated["ops"] = [*target.get("ops", []), operation]
+    result = reference(source_text(node), updated)
+    return Built(result.parts, built.form, built.i18n, built.defined_at)
 
 
 _TRANSLATORS = frozenset(
@@ -115,6 +185,9 @@ _TRANSLATORS = frozenset(
         "N_",
     }
 )
+_PLURALS = frozenset(
+    {"ngettext", "ngettext_lazy", "ungettext", "ungettext_lazy", "npgettext", "npgettext_lazy"}
+)
 _TEXT_FUNCTIONS: dict[str, Callable[[str], str]] = {
     "dedent": textwrap.dedent,
     "cleandoc": inspect.cleandoc,
@@ -129,10 +202,17 @@ class TemplateBuilder:
 
     Args:
         resolve: Resolves names and attributes to the templates they may hold.
+        is_message_name: Tells whether an unresolved name or attribute evidently holds text
+            (used to pick the message among a call's arguments).
     """
 
-    def __init__(self, resolve: NameResolver | None = None) -> None:
+    def __init__(
+        self,
+        resolve: NameResolver | None = None,
+        is_message_name: Callable[[ast.expr], bool] | None = None,
+    ) -> None:
         self._resolve = resolve
+        self._is_message_name = is_message_name
 
     def build(self, node: ast.expr) -> list[Built]:
         """Build every template an expression may produce.
@@ -149,44 +229,96 @@ class TemplateBuilder:
             return [Built((_hole(node),), "opaque")]
         return results[:MAX_ALTERNATIVES]
 
-    def is_string_like(self, node: ast.expr) -> bool:
-        """Tell whether an expression evidently builds text (used to pick the message argument)."""
-        if isinstance(node, ast.Constant):
-            return isinstance(node.value, str)
-        if isinstance(node, ast.JoinedStr):
+    def is_string_like(self, node: ast.expr, *, guess: bool = True) -> bool:
+        """Tell whether an expression evidently builds text (used to pick the message argument).
+
+        Args:
+            node: The expression.
+            guess: Also trust names that look like messages (``MSG``, ``error_message``)
+                when they cannot be resolved.
+        """
+        kind = type(node)
+        if kind is ast.Constant:
+            return isinstance(node.value, str)  # type: ignore[attr-defined]
+        if kind is ast.JoinedStr:
             return True
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mod, ast.Add)):
-            return self.is_string_like(node.left) or (
-                isinstance(node.op, ast.Add) and self.is_string_like(node.right)
-            )
-        if isinstance(node, ast.Call):
-            name = _call_name(node)
+        if kind is ast.BinOp:
+            op = node.op  # type: ignore[attr-defined]
+            if isinstance(op, (ast.Mod, ast.Add)):
+                return self.is_string_like(node.left, guess=guess) or (  # type: ignore[attr-defined]
+                    isinstance(op, ast.Add) and self.is_string_like(node.right, guess=guess)  # type: ignore[attr-defined]
+                )
+            return False
+        if kind is ast.Call:
+            name = _call_name(node)  # type: ignore[arg-type]
             if name in _TRANSLATORS or name in _TEXT_FUNCTIONS or name in ("format", "join"):
                 return True
-            return name == "str"
-        if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) and self._resolve:
-            resolved = self._resolve(node)
-            return resolved is not None and any(b.form != "opaque" for b in resolved)
+            if name == "str":
+                return True
+            return guess and self._is_message_name is not None and self._is_message_name(node)
+        if kind is ast.IfExp:
+            return self.is_string_like(node.body, guess=guess) or self.is_string_like(  # type: ignore[attr-defined]
+                node.orelse,  # type: ignore[attr-defined]
+                guess=guess,
+            )
+        if kind in (ast.Name, ast.Attribute, ast.Subscript):
+            if self._resolve:
+                resolved = self._resolve(node)
+                if resolved is not None and any(
+                    b.form not in ("opaque", "reference") for b in resolved
+                ):
+                    return True
+            return guess and self._is_message_name is not None and self._is_message_name(node)
         return False
 
     def _build(self, node: ast.expr) -> list[Built]:
-        if isinstance(node, ast.Constant):
-            if isinstance(node.value, str):
-                return [Built((_literal(node.value),), "constant")]
+        kind = type(node)
+        if kind is ast.Constant:
+            if isinstance(node.value, str):  # type: ignore[attr-defined]
+                return [Built((_literal(node.value),), "constant")]  # type: ignore[attr-defined]
             return []
-        if isinstance(node, ast.JoinedStr):
-            return self._fstring(node)
-        if isinstance(node, ast.BinOp):
-            if isinstance(node.op, ast.Mod):
-                return self._percent(node)
-            if isinstance(node.op, ast.Add):
-                return self._concat(node)
+        if kind is ast.JoinedStr:
+            return self._fstring(node)  # type: ignore[arg-type]
+        if kind is ast.BinOp:
+            op = node.op  # type: ignore[attr-defined]
+            if isinstance(op, ast.Mod):
+                return self._percent(node)  # type: ignore[arg-type]
+            if isinstance(op, ast.Add):
+                return self._concat(node)  # type: ignore[arg-type]
             return []
-        if isinstance(node, ast.Call):
-            return self._call(node)
-        if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) and self._resolve:
-            return list(self._resolve(node) or [])
+        if kind is ast.Call:
+            return self._call(node)  # type: ignore[arg-type]
+        if kind in (ast.Name, ast.Attribute, ast.Subscript):
+            return list(self._resolve(node) or []) if self._resolve else []
+        if kind is ast.IfExp:
+            return self._alternatives([node.body, node.orelse], keep_holes=True)  # type: ignore[attr-defined]
+        if kind is ast.BoolOp and isinstance(node.op, ast.Or):  # type: ignore[attr-defined]
+            return self._alternatives(node.values, keep_holes=False)  # type: ignore[attr-defined]
         return []
+
+    def _alternatives(self, nodes: Sequence[ast.expr], *, keep_holes: bool) -> list[Built]:
+        """Templates of ``a if c else b`` / ``a or b``: each operand is one alternative.
+
+        For ``or``, an operand that gives no text stays as a hole when it is a name or an
+        attribute (``message or "default"``: the message passed through) and is dropped
+        otherwise; for a conditional every branch stays.
+        """
+        built = [self._build(node) for node in nodes]
+        if not any(built):
+            return []
+        result: list[Built] = []
+        for node, alternatives in zip(nodes, built, strict=True):
+            if alternatives:
+                result.extend(alternatives)
+            elif (keep_holes or isinstance(node, (ast.Name, ast.Attribute))) and not (
+                isinstance(node, ast.Constant) and node.value is None
+            ):
+                result.append(Built((_hole(node),), "opaque"))
+        unique: list[Built] = []
+        for item in result:
+            if item not in unique:
+                unique.append(item)
+        return unique[:MAX_ALTERNATIVES]
 
     def _operand(self, node: ast.expr) -> list[Built]:
         """Build a sub-expression; a value that is not text becomes one hole."""
@@ -224,16 +356,22 @@ class TemplateBuilder:
         formats = self._build(node.left)
         if not formats:
             return []
-        values = node.right
-        return [
-            Built(
-                apply_percent(f.parts, values),
-                "percent" if f.form == "constant" else f.form,
-                f.i18n,
-                f.defined_at,
+        values = percent_values(node.right)
+        result: list[Built] = []
+        for f in formats:
+            target = _single_reference(f)
+            if target is not None:
+                result.append(_with_operation(f, target, {"op": "percent", "values": values}, node))
+                continue
+            result.append(
+                Built(
+                    apply_percent_values(f.parts, values),
+                    "percent" if f.form == "constant" else f.form,
+                    f.i18n,
+                    f.defined_at,
+                )
             )
-            for f in formats
-        ]
+        return result
 
     def _call(self, node: ast.Call) -> list[Built]:
         name = _call_name(node)
@@ -241,31 +379,55 @@ class TemplateBuilder:
         if name in _TRANSLATORS and node.args:
             # pgettext(context, message) / npgettext(context, singular, plural, n)
             index = 1 if name.startswith(("pgettext", "npgettext")) and len(node.args) > 1 else 0
+            forms = [node.args[index]]
+            if name in _PLURALS and len(node.args) > index + 1:
+                forms.append(node.args[index + 1])  # the plural is a second alternative
             return [
-                Built(b.parts, b.form, True, b.defined_at) for b in self._operand(node.args[index])
-            ]
-        if name in ("str",) and len(node.args) == 1:
+                Built(b.parts, b.form, True, b.defined_at)
+                for form in forms
+                for b in self._operand(form)
+            ][:MAX_ALTERNATIVES]
+        if name == "str" and len(node.args) == 1:
             return self._build(node.args[0])
         if isinstance(func, ast.Attribute):
             receiver = func.value
             if name == "format" and not _is_module(receiver):
-                formats = self._build(receiver)
-                return [
-                    Built(
-                        apply_format(f.parts, node),
-                        "format" if f.form == "constant" else f.form,
-                        f.i18n,
-                        f.defined_at,
-                    )
-                    for f in formats
-                ]
+                return self._format(receiver, node)
             if name in ("strip", "rstrip", "lstrip") and not node.args:
-                return [_transform(b, _TEXT_FUNCTIONS[name]) for b in self._build(receiver)]
+                return [self._text_function(b, name, node) for b in self._build(receiver)]
             if name == "join" and len(node.args) == 1:
                 return self._join(receiver, node.args[0])
         if name in ("dedent", "cleandoc") and len(node.args) == 1:
-            return [_transform(b, _TEXT_FUNCTIONS[name]) for b in self._build(node.args[0])]
-        return []
+            return [self._text_function(b, name, node) for b in self._build(node.args[0])]
+        # A function that returns a message (resolved by the caller's resolver, if at all).
+        return list(self._resolve(node) or []) if self._resolve else []
+
+    def _format(self, receiver: ast.expr, node: ast.Call) -> list[Built]:
+        formats = self._build(receiver)
+        arguments = format_arguments(node)
+        result: list[Built] = []
+        for f in formats:
+            target = _single_reference(f)
+            if target is not None:
+                result.append(
+                    _with_operation(f, target, {"op": "format", "arguments": arguments}, node)
+                )
+                continue
+            result.append(
+                Built(
+                    apply_format_arguments(f.parts, arguments),
+                    "format" if f.form == "constant" else f.form,
+                    f.i18n,
+                    f.defined_at,
+                )
+            )
+        return result
+
+    def _text_function(self, built: Built, name: str, node: ast.expr) -> Built:
+        target = _single_reference(built)
+        if target is not None:
+            return _with_operation(built, target, {"op": "text", "function": name}, node)
+        return _transform(built, _TEXT_FUNCTIONS[name])
 
     def _join(self, separator: ast.expr, items: ast.expr) -> list[Built]:
         if not (isinstance(separator, ast.Constant) and isinstance(separator.value, str)):
@@ -300,30 +462,76 @@ def _fstring_style(value: ast.FormattedValue) -> str:
 
 def _transform(built: Built, function: Callable[[str], str]) -> Built:
     """Apply a text function (strip, dedent) to a template, holes kept as markers."""
+    return Built(transform_parts(built.parts, function), built.form, built.i18n, built.defined_at)
+
+
+def transform_parts(
+    parts: Sequence[TemplatePart], function: Callable[[str], str]
+) -> tuple[TemplatePart, ...]:
+    """Apply a text function (strip, dedent) to template parts, holes kept as markers.
+
+    Args:
+        parts: The template parts.
+        function: The text function.
+
+    Returns:
+        The parts of the transformed text.
+    """
     text = "".join(
-        chr(_MARK_BASE + index) if part.hole else part.text
-        for index, part in enumerate(built.parts)
+        chr(_MARK_BASE + index) if part.hole else part.text for index, part in enumerate(parts)
     )
     changed = function(text)
-    parts: list[TemplatePart] = []
+    result: list[TemplatePart] = []
     buffer: list[str] = []
     for char in changed:
         code = ord(char)
-        if code >= _MARK_BASE and code - _MARK_BASE < len(built.parts):
-            parts.append(_literal("".join(buffer)))
+        if code >= _MARK_BASE and code - _MARK_BASE < len(parts):
+            result.append(_literal("".join(buffer)))
             buffer.clear()
-            parts.append(built.parts[code - _MARK_BASE])
+            result.append(parts[code - _MARK_BASE])
         else:
             buffer.append(char)
-    parts.append(_literal("".join(buffer)))
-    return Built(tuple(parts), built.form, built.i18n, built.defined_at)
+    result.append(_literal("".join(buffer)))
+    return tuple(result)
 
+
+# -- % formatting -------------------------------------------------------------------------
 
 # printf-style directive, as ``str.__mod__`` reads it.
 _PERCENT = re.compile(
     r"%(?:\((?P<key>[^)]*)\))?(?P<flags>[-#0 +]*)(?P<width>\*|\d+)?(?:\.(?P<precision>\*|\d+))?"
     r"[hlL]?(?P<type>[diouxXeEfFgGcrsa%])"
 )
+
+
+def percent_values(values: ast.expr | Sequence[ast.expr] | None) -> dict[str, Any] | None:
+    """Describe the right-hand side of ``%`` as JSON (source texts only).
+
+    Args:
+        values: The right-hand operand (a tuple, a dict, one value), a sequence of logging
+            arguments, or None for logging's "no arguments, no formatting".
+
+    Returns:
+        ``{"items": [...]}`` for a tuple or logging arguments, ``{"mapping": {...}}`` for a
+        dict display, ``{"one": "x"}`` for any other value, or None.
+    """
+    if values is None:
+        return None
+    if isinstance(values, ast.Tuple):
+        return {"items": [source_text(v) for v in values.elts]}
+    if isinstance(values, ast.Dict):
+        mapping = {
+            key.value: source_text(value)
+            for key, value in zip(values.keys, values.values, strict=True)
+            if isinstance(key, ast.Constant) and isinstance(key.value, str)
+        }
+        return {"mapping": mapping}
+    if isinstance(values, ast.expr):
+        return {"one": source_text(values)}
+    if len(values) == 1 and isinstance(values[0], ast.Dict):
+        # logging: a single mapping argument fills %(name)s directives.
+        return percent_values(values[0])
+    return {"items": [source_text(v) for v in values]}
 
 
 def apply_percent(
@@ -339,19 +547,26 @@ def apply_percent(
     Returns:
         The template with each directive replaced by a hole named after its value.
     """
+    return apply_percent_values(parts, percent_values(values))
+
+
+def apply_percent_values(
+    parts: Sequence[TemplatePart], values: Mapping[str, Any] | None
+) -> tuple[TemplatePart, ...]:
+    """Apply ``%`` formatting described by :func:`percent_values` to literal parts.
+
+    Args:
+        parts: The format string's template.
+        values: The description of the values, or None for no formatting.
+
+    Returns:
+        The template with each directive replaced by a hole named after its value.
+    """
     if values is None:
         return tuple(parts)
-    if isinstance(values, ast.Tuple):
-        positional: Sequence[ast.expr] | None = values.elts
-    elif isinstance(values, Sequence):
-        positional = values
-    else:
-        positional = None
-    mapping: dict[str, ast.expr] = {}
-    if isinstance(values, ast.Dict):
-        for key, value in zip(values.keys, values.values, strict=True):
-            if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                mapping[key.value] = value
+    items: Sequence[str] | None = values.get("items")
+    mapping: Mapping[str, str] = values.get("mapping") or {}
+    one: str | None = values.get("one")
     result: list[TemplatePart] = []
     index = 0
     for part in parts:
@@ -368,20 +583,42 @@ def apply_percent(
                 continue
             mapping_key = match["key"]
             if mapping_key is not None:
-                mapped = mapping.get(mapping_key)
-                result.append(_hole(mapped if mapped is not None else mapping_key, directive))
+                result.append(_hole(mapping.get(mapping_key, mapping_key), directive))
                 continue
-            if positional is not None:
-                item: ast.expr | str = (
-                    positional[index] if index < len(positional) else f"arg{index}"
-                )
+            # ``*`` width and precision each take one value first.
+            index += (match["width"] == "*") + (match["precision"] == "*")
+            if items is not None:
+                item = items[index] if index < len(items) else f"arg{index}"
+            elif one is not None:
+                item = one if index == 0 else f"{one}[{index}]"
             else:
-                assert isinstance(values, ast.expr)
-                item = values if index == 0 else f"{source_text(values)}[{index}]"
+                item = f"arg{index}"
             index += 1
             result.append(_hole(item, directive))
         result.append(_literal(part.text[position:]))
     return tuple(result)
+
+
+# -- str.format ---------------------------------------------------------------------------
+
+
+def format_arguments(call: ast.Call) -> dict[str, Any]:
+    """Describe a ``.format(...)`` call's arguments as JSON (source texts only).
+
+    Args:
+        call: The call.
+
+    Returns:
+        ``{"args": [...], "keywords": {...}}``; positional arguments after a ``*args`` are
+        unknown, and so are keywords after ``**kwargs``.
+    """
+    args: list[str] = []
+    for argument in call.args:
+        if isinstance(argument, ast.Starred):
+            break
+        args.append(source_text(argument))
+    keywords = {k.arg: source_text(k.value) for k in call.keywords if k.arg is not None}
+    return {"args": args, "keywords": keywords}
 
 
 def apply_format(parts: Sequence[TemplatePart], call: ast.Call) -> tuple[TemplatePart, ...]:
@@ -394,7 +631,23 @@ def apply_format(parts: Sequence[TemplatePart], call: ast.Call) -> tuple[Templat
     Returns:
         The template with each replacement field a hole named after its argument.
     """
-    keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
+    return apply_format_arguments(parts, format_arguments(call))
+
+
+def apply_format_arguments(
+    parts: Sequence[TemplatePart], arguments: Mapping[str, Any]
+) -> tuple[TemplatePart, ...]:
+    """Apply ``str.format`` described by :func:`format_arguments` to literal parts.
+
+    Args:
+        parts: The format string's template.
+        arguments: The description of the call's arguments.
+
+    Returns:
+        The template with each replacement field a hole named after its argument.
+    """
+    args: Sequence[str] = arguments.get("args", [])
+    keywords: Mapping[str, str] = arguments.get("keywords", {})
     result: list[TemplatePart] = []
     auto = 0
     for part in parts:
@@ -412,17 +665,17 @@ def apply_format(parts: Sequence[TemplatePart], call: ast.Call) -> tuple[Templat
                 continue
             style = (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
             first, rest = _split_field(field_name)
-            value: ast.expr | None
+            value: str | None
             if first == "":
-                value = call.args[auto] if auto < len(call.args) else None
+                value = args[auto] if auto < len(args) else None
                 first = str(auto)
                 auto += 1
             elif first.isdigit():
                 number = int(first)
-                value = call.args[number] if number < len(call.args) else None
+                value = args[number] if number < len(args) else None
             else:
                 value = keywords.get(first)
-            text = (source_text(value) if value is not None else first) + rest
+            text = (value if value is not None else first) + rest
             result.append(_hole(text, style))
     return tuple(result)
 
@@ -433,6 +686,108 @@ def _split_field(field_name: str) -> tuple[str, str]:
             return field_name[:index], field_name[index:]
     return field_name, ""
 
+
+def apply_operations(
+    parts: Sequence[TemplatePart], operations: Sequence[Mapping[str, Any]]
+) -> tuple[TemplatePart, ...]:
+    """Apply the operations a reference carried (``.format``, ``%``, text functions).
+
+    Args:
+        parts: The resolved template.
+        operations: The reference's ``ops``, in the order the code applies them.
+
+    Returns:
+        The template the expression produces.
+    """
+    result = tuple(parts)
+    for operation in operations:
+        kind = operation.get("op")
+        if kind == "format":
+            result = apply_format_arguments(result, operation.get("arguments") or {})
+        elif kind == "percent":
+            result = apply_percent_values(result, operation.get("values"))
+        elif kind == "text" and operation.get("function") in _TEXT_FUNCTIONS:
+            result = transform_parts(result, _TEXT_FUNCTIONS[operation["function"]])
+    return result
+
+
+# -- binding holes to values --------------------------------------------------------------
+
+_CONVERSIONS: dict[str, Callable[[object], str]] = {"r": repr, "s": str, "a": ascii}
+_MAPPING_KEY = re.compile(r"^%\([^)]*\)")
+
+
+NUMBER_STYLES = {"int": int, "float": float}
+"""Style of a literal part that stands for a number constant (``404``), not for text."""
+
+
+def format_literal(value: object, style: str) -> str | None:
+    """Format a known value as a hole's style would, or None when it cannot be known.
+
+    Args:
+        value: The value (a string or a number).
+        style: The hole's style (``!r``, ``:>10``, ``%s``, ``%(name)r`` …).
+
+    Returns:
+        The formatted text.
+    """
+    try:
+        if style.startswith("%"):
+            return _MAPPING_KEY.sub("%", style) % (value,)
+        conversion, _, spec = style.partition(":")
+        converted: object = value
+        if conversion.startswith("!"):
+            converted = _CONVERSIONS[conversion[1:]](value)
+        return format(converted, spec)
+    except (TypeError, ValueError, KeyError):
+        return None
+
+
+def bind_holes(
+    parts: Sequence[TemplatePart],
+    values: Mapping[str, Sequence[TemplatePart]],
+    *,
+    names: Mapping[str, str] | None = None,
+) -> tuple[TemplatePart, ...]:
+    """Replace holes by what the code passes for them.
+
+    A hole is bound when its text (or ``names[text]``) is a key of ``values``. A bound value
+    that is pure text is formatted with the hole's style; a template is spliced in when the
+    hole formats plainly; anything else renames the hole after the value.
+
+    Args:
+        parts: The template (for example an exception class's ``__str__``).
+        values: The template of each bound name (parameter), e.g. a call's arguments.
+        names: Maps hole texts to parameter names (``self.path`` → ``path``).
+
+    Returns:
+        The bound template.
+    """
+    result: list[TemplatePart] = []
+    for part in parts:
+        key = (names or {}).get(part.text, part.text) if part.hole else None
+        if key is None or key not in values or part_reference(part) is not None:
+            result.append(part)
+            continue
+        value = [p for p in values[key] if p.hole or p.text]
+        if not any(p.hole for p in value):
+            known: object = "".join(p.text for p in value)
+            if len(value) == 1 and value[0].style in NUMBER_STYLES:
+                known = NUMBER_STYLES[value[0].style](value[0].text)
+            formatted = format_literal(known, part.style)
+            if formatted is not None:
+                result.append(_literal(formatted))
+                continue
+        if part.style in ("", "!s", "%s"):
+            result.extend(value)
+        elif len(value) == 1 and value[0].hole:
+            result.append(TemplatePart(text=value[0].text, hole=True, style=part.style))
+        else:
+            result.append(part)
+    return tuple(result)
+
+
+# -- patterns -----------------------------------------------------------------------------
 
 _SEED_SPECIAL = frozenset("\\.^$*+?{}[]|()")
 

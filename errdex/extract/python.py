@@ -1,22 +1,84 @@
-"""Python extraction: every place a module raises, asserts, logs, warns or exits with a message.
+r"""Python extraction: every place a module raises, asserts, logs, warns or exits with a message.
 
 One pass over the module's statements (expressions are only entered where a site can be)
 finds the sites; :class:`~errdex.analyze.templates.TemplateBuilder` turns each message
 expression into a template. Names are resolved flow-sensitively inside a function (the
 assignments that reach the site, one alternative per branch, ``msg +=`` appended), then
-against class and module constants.
+against class and module constants. What only other files can tell — an imported constant, an
+inherited class attribute, a message table, the text an exception class builds, a factory
+function, a message helper's callers — is written to :attr:`FileResult.exports` and finished
+by :meth:`PythonExtractor.link`, which sees every file of the source.
+
+The exports of a Python file (keys only when non-empty; ``T`` is a template)::
+
+    {
+      "module": "pkg.sub.mod",                  # dotted name from the path
+      "imports": {"MSG": "pkg.errors.MSG"},     # local name -> absolute dotted target
+      "stars": ["pkg.errors"],                  # modules imported with *
+      "constants": {"MSG": [T, ...]},           # module-level message constants
+      "tables": {"ERRORS": {"key": [T, ...]}},  # module-level dicts of messages
+      "classes": {"Qual": C},                   # every class of the module
+      "functions": {"qual": F},                 # factories and message helpers
+      "pending": [P, ...],                      # sites the link step may complete
+      "calls": [H, ...],                        # candidate calls of message helpers
+    }
+    T = {"parts": [[text, hole, style], ...], "line": 12, "i18n": false}
+    C = {"line": 3, "bases": ["errors.Base"],            # base classes as written
+         "status": 401,                                  # class attribute status_code
+         "constants": {name: [T]}, "tables": {name: {key: [T]}},
+         "init": {"params": ["path"], "star": true,      # __init__ after self; *args?
+                  "attributes": {"path": "path"},        # self.path = path
+                  "defaults": {name: [T]}},
+         "text": {"how": "str" | "init" | "default" | "attribute",
+                  "templates": [T], "param": "message"}} # the text the class builds
+    F = {"line": 7, "params": [...], "method": "method" | "class" | "static",
+         "defaults": {name: [T]}, "ints": {name: 400},
+         "returns": [{"class": "ValueError", "line": 9, "templates": [T], "call": K,
+                      "status": 400, "code": "E1"}],     # factory: returned exceptions
+         "message": [T],                                 # returned message texts
+         "helper": {"param": "msg", "sites": [index], "status": "status_code"}}
+    K = {"callee": "errors.MyError" | None, "self": "method" | None, "class": "Qual",
+         "args": [[part, ...], ...], "keywords": {name: [part, ...]}, "star": false,
+         "ints": {name: 404}}                            # a call, for binding
+    P = {"site": index, "message": [part, ...] | None, "form": "reference",
+         "call": K | None, "given": true}                # given: a message is passed
+    H = {"site": RaiseSite JSON, "call": K}
+
+A part whose style starts with ``"\0ref"`` is a reference (see
+:func:`~errdex.analyze.templates.reference`). Resolution is by name through the module's
+imports (relative imports resolved, re-exports followed, dotted names matched by suffix when
+the source root is above the package), then by a unique class or function name in the source;
+Python's full import semantics are not modelled.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
+import gc
 import io
+import re
 import tokenize
-from collections.abc import Iterable, Sequence
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
+from typing import Any
 
-from errdex.analyze.templates import Built, TemplateBuilder, apply_percent, merge_parts
+from errdex.analyze.templates import (
+    Built,
+    TemplateBuilder,
+    apply_operations,
+    apply_percent_values,
+    bind_holes,
+    has_reference,
+    merge_parts,
+    part_reference,
+    percent_values,
+    reference,
+    source_text,
+    without_references,
+)
 from errdex.errors import ExtractionError
 from errdex.extract import blob_digest
 from errdex.extract.files import SourceFile
@@ -34,7 +96,13 @@ from errdex.models import (
 MESSAGE_KEYWORDS = ("msg", "message", "detail", "reason", "description", "text", "error")
 """Keyword arguments that carry the message when no positional argument is text."""
 
+HELPER_PARAMETERS = frozenset(
+    {"msg", "message", "reason", "detail", "error_message", "error_msg", "err_msg"}
+)
+"""Parameter names that make a function a message helper when it raises or logs them."""
+
 _CODE_KEYWORDS = ("error_code", "code", "id", "errno")
+_STATUS_KEYWORDS = ("status_code", "status", "code", "http_status")
 
 _LOG_LEVELS = {
     "critical": Severity.CRITICAL,
@@ -49,6 +117,49 @@ _LOG_LEVELS = {
     "warning_advice": Severity.WARNING,
 }
 _LEVEL_CLASS = {"fatal": "CRITICAL", "exception": "ERROR", "warn": "WARNING"}
+
+_BUILTIN_EXCEPTIONS = frozenset(
+    name
+    for name in dir(builtins)
+    if isinstance(getattr(builtins, name), type)
+    and issubclass(getattr(builtins, name), BaseException)
+)
+_BUILTIN_NAMES = frozenset(dir(builtins))
+_EXCEPTION_SUFFIXES = (
+    "Error",
+    "Exception",
+    "Warning",
+    "Exit",
+    "Failure",
+    "Interrupt",
+    "Abort",
+    "Fault",
+    "Critical",
+)
+_CHECK_CLASSES = frozenset({"Error", "Warning", "Critical", "Info", "Debug"})
+_DEFAULT_ATTRIBUTES = (
+    "message",
+    "msg",
+    "default_detail",
+    "default_message",
+    "default_msg",
+    "detail",
+    "description",
+)
+_DEFAULT_PARAMETERS = frozenset({"message", "msg", "detail", "default_message", "description"})
+# Names of functions whose calls may hand a message to a helper (checked before the link step
+# knows which functions are helpers, so that only plausible calls are kept).
+_HELPER_NAME = re.compile(
+    r"err|fail|raise|abort|warn|exception|invalid|reject|fatal|die|panic|complain|bad|"
+    r"check|validate|ensure|require|assert|expect|verify",
+    re.IGNORECASE,
+)
+_FACTORY_NAME = re.compile(r"err|exc|fail|invalid|raise|warn|abort|problem", re.IGNORECASE)
+_MESSAGE_NAME = re.compile(
+    r"msg|message|text|err|detail|reason|warning|fmt|template|description|hint", re.IGNORECASE
+)
+_MESSAGE_VARIABLE = re.compile(r"msg|message|text|reason|detail|description", re.IGNORECASE)
+_MAX_PENDING_DEPTH = 8
 
 
 def decode_source(file: SourceFile) -> str:
@@ -84,14 +195,31 @@ def split_lines(text: str) -> list[str]:
     return [line.rstrip("\r\n") for line in io.StringIO(text, newline=None).readlines()]
 
 
-@dataclass
-class _Scope:
-    """Where the walker is: class and function, and the message variables reaching here."""
+def module_name(path: str) -> str:
+    """Return the dotted module name of a path (``pkg/sub/__init__.py`` → ``pkg.sub``)."""
+    stem = path[:-3] if path.endswith(".py") else path
+    parts = [part for part in stem.split("/") if part]
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
 
-    qualname: str = ""
-    function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
-    class_constants: dict[str, list[Built]] = field(default_factory=dict)
-    variables: dict[str, list[Built]] = field(default_factory=dict)
+
+# -- JSON helpers -------------------------------------------------------------------------
+
+
+def _dump_parts(parts: Sequence[TemplatePart]) -> list[list[Any]]:
+    return [[p.text, p.hole, p.style] for p in parts]
+
+
+def _load_parts(data: Sequence[Sequence[Any]]) -> tuple[TemplatePart, ...]:
+    return tuple(TemplatePart(text=str(t), hole=bool(h), style=str(s)) for t, h, s in data)
+
+
+def _dump_template(built: Built, line: int) -> dict[str, Any]:
+    return {"parts": _dump_parts(merge_parts(built.parts)), "line": line, "i18n": built.i18n}
+
+
+# -- small AST helpers --------------------------------------------------------------------
 
 
 def _class_name(node: ast.expr) -> str | None:
@@ -102,8 +230,22 @@ def _class_name(node: ast.expr) -> str | None:
     return None
 
 
+def _dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` for a chain of names and attributes, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner is not None else None
+    return None
+
+
 def _is_class_like(name: str) -> bool:
     return name[:1].isupper()
+
+
+def _looks_like_exception(name: str) -> bool:
+    return name in _BUILTIN_EXCEPTIONS or name.endswith(_EXCEPTION_SUFFIXES)
 
 
 def _receiver_name(node: ast.expr) -> str:
@@ -116,24 +258,36 @@ def _receiver_name(node: ast.expr) -> str:
     return ""
 
 
+_STATUS_NAME = re.compile(r"HTTP_(\d{3})(?:_|$)")
+
+
 def _int_constant(node: ast.expr | None) -> int | None:
+    """Read an integer constant, or an HTTP status written by name.
+
+    ``HTTPStatus.NOT_FOUND``, ``status.HTTP_404_NOT_FOUND`` and ``HTTP_403_FORBIDDEN`` all
+    give 403/404.
+    """
     if (
         isinstance(node, ast.Constant)
         and isinstance(node.value, int)
         and not isinstance(node.value, bool)
     ):
         return node.value
+    name = None
     if isinstance(node, ast.Attribute):
-        # HTTPStatus.NOT_FOUND, status.HTTP_404_NOT_FOUND
-        digits = (
-            "".join(c for c in node.attr.split("_")[1] if c.isdigit())
-            if node.attr.startswith("HTTP_")
-            else ""
-        )
-        if len(digits) == 3:
-            return int(digits)
+        if node.attr == "value":
+            return _int_constant(node.value)
+        name = node.attr
+    elif isinstance(node, ast.Name):
+        name = node.id
+    if name is None:
+        return None
+    match = _STATUS_NAME.match(name)
+    if match:
+        return int(match.group(1))
+    if isinstance(node, ast.Attribute) and name.isupper():
         try:
-            return int(HTTPStatus[node.attr])
+            return int(HTTPStatus[name])
         except KeyError:
             return None
     return None
@@ -155,36 +309,281 @@ def _code_constant(node: ast.expr) -> str | None:
     return None
 
 
+def _short_source(node: ast.expr) -> str:
+    text = source_text(node)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _literal_length(parts: Sequence[TemplatePart]) -> int:
+    return sum(len(p.text) for p in parts if not p.hole)
+
+
+# -- what one module knows ----------------------------------------------------------------
+
+
+@dataclass
+class _ClassInfo:
+    """What a class tells about its messages (see the module docstring, ``C``)."""
+
+    qualname: str
+    line: int
+    bases: list[str]
+    constants: dict[str, list[Built]] = field(default_factory=dict)
+    tables: dict[str, dict[str, list[Built]]] = field(default_factory=dict)
+    instance: dict[str, list[Built]] = field(default_factory=dict)
+    attribute_params: dict[str, str] = field(default_factory=dict)
+    has_init: bool = False
+    star: bool = False
+    params: list[str] = field(default_factory=list)
+    defaults: dict[str, list[Built]] = field(default_factory=dict)
+    str_text: list[Built] = field(default_factory=list)
+    init_text: list[Built] = field(default_factory=list)
+    default_text: tuple[str, list[Built]] | None = None
+    status: int | None = None
+
+    def export(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"line": self.line, "bases": self.bases}
+        if self.status is not None:
+            data["status"] = self.status
+        if self.constants:
+            data["constants"] = _export_table(self.constants)
+        if self.tables:
+            data["tables"] = {name: _export_table(t) for name, t in self.tables.items()}
+        if self.has_init:
+            init: dict[str, Any] = {"params": self.params}
+            if self.star:
+                init["star"] = True
+            if self.attribute_params:
+                init["attributes"] = self.attribute_params
+            if self.defaults:
+                init["defaults"] = _export_table(self.defaults)
+            data["init"] = init
+        text = self._text()
+        if text is not None:
+            data["text"] = text
+        return data
+
+    def _text(self) -> dict[str, Any] | None:
+        if any(_literal_length(b.parts) for b in self.str_text):
+            return {"how": "str", "templates": _export_list(self.str_text)}
+        if self.init_text:
+            return {"how": "init", "templates": _export_list(self.init_text)}
+        if self.default_text is not None:
+            param, built = self.default_text
+            return {"how": "default", "templates": _export_list(built), "param": param}
+        for name in _DEFAULT_ATTRIBUTES:
+            if name in self.constants:
+                return {"how": "attribute", "templates": _export_list(self.constants[name])}
+        return None
+
+
+@dataclass
+class _FunctionInfo:
+    """A function's parameters, and what it returns or passes on (``F``)."""
+
+    qualname: str
+    line: int
+    params: list[str]
+    method: str
+    defaults: dict[str, list[Built]] = field(default_factory=dict)
+    ints: dict[str, int] = field(default_factory=dict)
+    helper_param: str | None = None
+    helper_sites: list[int] = field(default_factory=list)
+    helper_status: str | None = None
+    returns: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[Built] = field(default_factory=list)
+
+    def export(self) -> dict[str, Any] | None:
+        texts = any(_literal_length(b.parts) or has_reference(b.parts) for b in self.messages)
+        if not self.returns and not self.helper_sites and not texts:
+            return None
+        data: dict[str, Any] = {"line": self.line, "params": self.params}
+        if self.method:
+            data["method"] = self.method
+        if self.defaults:
+            data["defaults"] = _export_table(self.defaults)
+        if self.ints:
+            data["ints"] = self.ints
+        if self.returns:
+            data["returns"] = self.returns
+        if texts:
+            data["message"] = _export_list(self.messages[:8])
+        if self.helper_sites:
+            data["helper"] = {
+                "param": self.helper_param,
+                "sites": self.helper_sites,
+                "status": self.helper_status,
+            }
+        return data
+
+
+def _line_of(built: Built, default: int) -> int:
+    return built.defined_at.line if built.defined_at is not None else default
+
+
+def _export_list(built: Sequence[Built]) -> list[dict[str, Any]]:
+    return [_dump_template(b, _line_of(b, 0)) for b in built]
+
+
+def _export_table(table: Mapping[str, Sequence[Built]]) -> dict[str, Any]:
+    return {name: _export_list(built) for name, built in table.items()}
+
+
+@dataclass
+class _Scope:
+    """Where the walker is: class and function, and the message variables reaching here."""
+
+    qualname: str = ""
+    function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    cls: _ClassInfo | None = None
+    method: str = ""
+    info: _FunctionInfo | None = None
+    variables: dict[str, list[Built]] = field(default_factory=dict)
+    bound: set[str] = field(default_factory=set)
+    params: frozenset[str] = frozenset()
+    caught: frozenset[str] = frozenset()
+
+
 class _ModuleExtractor:
-    """Extracts the sites of one parsed module."""
+    """Extracts the sites (and exports) of one parsed module."""
 
     def __init__(self, path: str, lines: list[str], window: int) -> None:
         self.path = path
         self.lines = lines
         self.window = window
+        self.module = module_name(path)
+        self.package = (
+            self.module if path.endswith("__init__.py") else self.module.rpartition(".")[0]
+        )
         self.module_constants: dict[str, list[Built]] = {}
+        self.log_aliases: dict[str, str] = {}
+        self.module_tables: dict[str, dict[str, list[Built]]] = {}
+        self.top_names: set[str] = set()
+        self.imports: dict[str, str] = {}
+        self.stars: list[str] = []
+        self.classes: dict[str, _ClassInfo] = {}
+        self.functions: dict[str, _FunctionInfo] = {}
         self.sites: list[RaiseSite] = []
+        self.pending: list[dict[str, Any]] = []
+        self.calls: list[dict[str, Any]] = []
         self._scope = _Scope()
-        self.builder = TemplateBuilder(self._resolve)
+        self.builder = TemplateBuilder(self._resolve, self._is_message_name)
 
     # -- name resolution -------------------------------------------------------------------
 
     def _resolve(self, node: ast.expr) -> Sequence[Built] | None:
         scope = self._scope
-        if isinstance(node, ast.Name):
-            if node.id in scope.variables:
-                return scope.variables[node.id]
-            if node.id in self.module_constants:
-                return self.module_constants[node.id]
+        kind = type(node)
+        if kind is ast.Name:
+            name: str = node.id  # type: ignore[attr-defined]
+            if name in scope.variables:
+                return scope.variables[name]
+            if name in scope.bound:
+                return None
+            if scope.function is None and scope.cls is not None and name in scope.cls.constants:
+                return scope.cls.constants[name]
+            if name in self.module_constants:
+                return self.module_constants[name]
+            if name in self.imports or (
+                self.stars and name not in self.top_names and name not in _BUILTIN_NAMES
+            ):
+                return [reference(name, {"name": name})]
             return None
-        if (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and node.value.id in ("self", "cls")
-            and node.attr in scope.class_constants
-        ):
-            return scope.class_constants[node.attr]
+        if kind is ast.Attribute:
+            chain = _dotted(node)
+            if chain is None:
+                return None
+            head, _, rest = chain.partition(".")
+            if head in ("self", "cls") and "." not in rest:
+                cls = scope.cls
+                if cls is None:
+                    return None
+                if rest in cls.constants:
+                    return cls.constants[rest]
+                if rest in cls.instance:
+                    return cls.instance[rest]
+                if rest in cls.attribute_params:
+                    return None
+                return [reference(chain, {"self": rest, "class": cls.qualname})]
+            if head in scope.bound or head in scope.variables:
+                return None
+            if head in self.imports or head in self.top_names:
+                return [reference(chain, {"name": chain})]
+            return None
+        if kind is ast.Call:
+            return self._resolve_call(node)  # type: ignore[arg-type]
+        if kind is ast.Subscript:
+            key_node = node.slice  # type: ignore[attr-defined]
+            if (
+                isinstance(key_node, ast.IfExp)
+                and isinstance(key_node.body, ast.Constant)
+                and isinstance(key_node.orelse, ast.Constant)
+            ):
+                # ``table["a" if flag else "b"]``: both entries are alternatives.
+                found: list[Built] = []
+                for branch in (key_node.body, key_node.orelse):
+                    entry = ast.Subscript(value=node.value, slice=branch, ctx=ast.Load())  # type: ignore[attr-defined]
+                    found.extend(self._resolve(entry) or [])
+                return found or None
+            if not (isinstance(key_node, ast.Constant) and isinstance(key_node.value, str)):
+                return None
+            key = key_node.value
+            chain = _dotted(node.value)  # type: ignore[attr-defined]
+            if chain is None:
+                return None
+            head, _, rest = chain.partition(".")
+            text = source_text(node)
+            if head in ("self", "cls") and rest and "." not in rest:
+                cls = scope.cls
+                if cls is None:
+                    return None
+                table = cls.tables.get(rest) or cls.tables.get(f"default_{rest}")
+                if table is not None and key in table:
+                    return table[key]
+                return [reference(text, {"self": rest, "key": key, "class": cls.qualname})]
+            if head in scope.bound or head in scope.variables:
+                return None
+            if not rest and head in self.module_tables:
+                return self.module_tables[head].get(key)
+            if head in self.imports or head in self.top_names:
+                return [reference(text, {"name": chain, "key": key})]
         return None
+
+    def _resolve_call(self, call: ast.Call) -> Sequence[Built] | None:
+        """A call of a function of the source that may return a message (``self.msg(x)``)."""
+        func = call.func
+        chain = _dotted(func)
+        if chain is None:
+            return None
+        head, _, rest = chain.partition(".")
+        scope = self._scope
+        if head in ("self", "cls"):
+            if scope.cls is None or not rest or "." in rest:
+                return None
+        elif (
+            head in scope.bound
+            or head in scope.variables
+            or not (head in self.imports or head in self.top_names)
+        ):
+            return None
+        if _is_class_like(chain.rpartition(".")[2]):
+            return None
+        return [reference(source_text(call), {"call": self._call_spec(call, func)})]
+
+    def _is_message_name(self, node: ast.expr) -> bool:
+        """Tell whether an unresolved name evidently holds text (``MSG``, ``self.message``)."""
+        if isinstance(node, ast.Subscript):
+            inner = _class_name(node.value)
+            return inner is not None and "message" in inner.lower()
+        if isinstance(node, ast.Call):
+            callee = _class_name(node.func)
+            return callee is not None and bool(_MESSAGE_NAME.search(callee))
+        name = _class_name(node)
+        if name is None:
+            return False
+        if isinstance(node, ast.Name) and node.id in self._scope.caught:
+            return False
+        return bool(_MESSAGE_NAME.search(name)) or (name.isupper() and len(name) > 1)
 
     def _constant_templates(self, value: ast.expr, form: str) -> list[Built] | None:
         if not self.builder.is_string_like(value):
@@ -201,12 +600,99 @@ class _ModuleExtractor:
 
     def run(self, module: ast.Module) -> list[RaiseSite]:
         for statement in module.body:
-            self._collect_constant(statement, self.module_constants, "constant-ref")
+            kind = type(statement)
+            if kind is ast.Import or kind is ast.ImportFrom:
+                self._import(statement)  # type: ignore[arg-type]
+            elif kind in (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef):
+                self.top_names.add(statement.name)  # type: ignore[attr-defined]
+        for statement in module.body:
+            self._collect_constant(
+                statement, self.module_constants, self.module_tables, "constant-ref"
+            )
+            self._collect_log_aliases(statement)
         self._walk(module.body)
         return self.sites
 
+    def _collect_log_aliases(self, statement: ast.stmt) -> None:
+        """Note module-level names bound to logger methods (celery's ``error = logger.error``)."""
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+            return
+        target, value = statement.targets[0], statement.value
+        pairs: list[tuple[ast.expr, ast.expr]] = []
+        if isinstance(target, ast.Name):
+            pairs.append((target, value))
+        elif (
+            isinstance(target, ast.Tuple)
+            and isinstance(value, ast.Tuple)
+            and len(target.elts) == len(value.elts)
+        ):
+            pairs.extend(zip(target.elts, value.elts, strict=True))
+        for name, bound in pairs:
+            if (
+                isinstance(name, ast.Name)
+                and isinstance(bound, ast.Attribute)
+                and bound.attr in _LOG_LEVELS
+                and "log" in _receiver_name(bound.value).lower()
+            ):
+                self.log_aliases[name.id] = bound.attr
+
+    def exports(self) -> dict[str, Any]:
+        """The facts other files may need (see the module docstring)."""
+        data: dict[str, Any] = {"module": self.module}
+        if self.imports:
+            data["imports"] = self.imports
+        if self.stars:
+            data["stars"] = self.stars
+        if self.module_constants:
+            data["constants"] = _export_table(self.module_constants)
+        if self.module_tables:
+            data["tables"] = {n: _export_table(t) for n, t in self.module_tables.items()}
+        if self.classes:
+            data["classes"] = {q: c.export() for q, c in self.classes.items()}
+        functions = {}
+        for qualname, info in self.functions.items():
+            exported = info.export()
+            if exported is not None:
+                functions[qualname] = exported
+        if functions:
+            data["functions"] = functions
+        if self.pending:
+            data["pending"] = self.pending
+        if self.calls:
+            data["calls"] = self.calls
+        return data
+
+    def _import(self, statement: ast.Import | ast.ImportFrom) -> None:
+        if isinstance(statement, ast.Import):
+            for alias in statement.names:
+                if alias.asname:
+                    self.imports[alias.asname] = alias.name
+                else:
+                    head = alias.name.partition(".")[0]
+                    self.imports.setdefault(head, head)
+            return
+        base = statement.module or ""
+        if statement.level:
+            package = self.package.split(".") if self.package else []
+            up = statement.level - 1
+            if up > len(package):
+                return
+            prefix = package[: len(package) - up] if up else package
+            base = ".".join([*prefix, base] if base else prefix)
+        for alias in statement.names:
+            if alias.name == "*":
+                if base and base not in self.stars:
+                    self.stars.append(base)
+                continue
+            target = f"{base}.{alias.name}" if base else alias.name
+            self.imports[alias.asname or alias.name] = target
+
     def _collect_constant(
-        self, statement: ast.stmt, table: dict[str, list[Built]], form: str
+        self,
+        statement: ast.stmt,
+        table: dict[str, list[Built]],
+        tables: dict[str, dict[str, list[Built]]],
+        form: str,
     ) -> None:
         target: ast.expr | None = None
         value: ast.expr | None = None
@@ -214,13 +700,27 @@ class _ModuleExtractor:
             target, value = statement.targets[0], statement.value
         elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
             target, value = statement.target, statement.value
-        if isinstance(target, ast.Name) and value is not None:
-            built = self._constant_templates(value, form)
-            if built:
-                table[target.id] = [
-                    Built(b.parts, b.form, b.i18n, Location(path=self.path, line=statement.lineno))
-                    for b in built
-                ]
+        if not isinstance(target, ast.Name) or value is None:
+            return
+        line = statement.lineno
+        if isinstance(value, ast.Dict):
+            entries: dict[str, list[Built]] = {}
+            for key, item in zip(value.keys, value.values, strict=True):
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    built = self._constant_templates(item, form)
+                    if built:
+                        entries[key.value] = [
+                            Built(b.parts, "table", b.i18n, Location(path=self.path, line=line))
+                            for b in built
+                        ]
+            if entries:
+                tables[target.id] = entries
+            return
+        built = self._constant_templates(value, form)
+        if built:
+            table[target.id] = [
+                Built(b.parts, b.form, b.i18n, Location(path=self.path, line=line)) for b in built
+            ]
 
     def _walk(self, body: Iterable[ast.stmt]) -> None:
         for statement in body:
@@ -229,12 +729,18 @@ class _ModuleExtractor:
                 self._raise(statement)  # type: ignore[arg-type]
             elif kind is ast.Expr:
                 value = statement.value  # type: ignore[attr-defined]
-                if isinstance(value, ast.Call):
+                if type(value) is ast.Await:
+                    value = value.value
+                if type(value) is ast.Call:
                     self._call(value, statement)
-            elif kind is ast.Assert:
-                self._assert(statement)  # type: ignore[arg-type]
+                elif type(value) in (ast.Yield, ast.YieldFrom) and value.value is not None:
+                    self._objects(value.value, statement, 0)
             elif kind is ast.Assign or kind is ast.AnnAssign or kind is ast.AugAssign:
                 self._assignment(statement)
+            elif kind is ast.Return:
+                self._return(statement)  # type: ignore[arg-type]
+            elif kind is ast.Assert:
+                self._assert(statement)  # type: ignore[arg-type]
             elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 self._function(statement)  # type: ignore[arg-type]
             elif kind is ast.ClassDef:
@@ -242,16 +748,44 @@ class _ModuleExtractor:
             elif kind is ast.If:
                 self._branches([statement.body, statement.orelse])  # type: ignore[attr-defined]
             elif kind is ast.Try or kind.__name__ == "TryStar":
-                handlers = [h.body for h in statement.handlers]  # type: ignore[attr-defined]
-                self._walk(statement.body)  # type: ignore[attr-defined]
-                self._branches([*handlers, statement.orelse])  # type: ignore[attr-defined]
-                self._walk(statement.finalbody)  # type: ignore[attr-defined]
+                self._try(statement)
             elif kind is ast.Match:
                 self._branches([case.body for case in statement.cases])  # type: ignore[attr-defined]
             elif kind in (ast.For, ast.AsyncFor, ast.While):
+                target = getattr(statement, "target", None)
+                if isinstance(target, ast.Name):
+                    self._scope.bound.add(target.id)
+                    self._scope.variables.pop(target.id, None)
                 self._branches([statement.body, statement.orelse])  # type: ignore[attr-defined]
             elif kind in (ast.With, ast.AsyncWith):
+                for item in statement.items:  # type: ignore[attr-defined]
+                    if isinstance(item.optional_vars, ast.Name):
+                        self._scope.bound.add(item.optional_vars.id)
                 self._walk(statement.body)  # type: ignore[attr-defined]
+            elif (kind is ast.Import or kind is ast.ImportFrom) and self._scope.function:
+                self._import(statement)  # type: ignore[arg-type]
+
+    def _try(self, statement: ast.stmt) -> None:
+        self._walk(statement.body)  # type: ignore[attr-defined]
+        scope = self._scope
+        before = scope.variables
+        outcomes: list[dict[str, list[Built]]] = []
+        for handler in statement.handlers:  # type: ignore[attr-defined]
+            caught = scope.caught
+            scope.variables = dict(before)
+            if handler.name:
+                scope.caught = caught | {handler.name}
+                scope.bound.add(handler.name)
+            try:
+                self._walk(handler.body)
+            finally:
+                scope.caught = caught
+            outcomes.append(scope.variables)
+        scope.variables = dict(before)
+        self._walk(statement.orelse)  # type: ignore[attr-defined]
+        outcomes.append(scope.variables)
+        scope.variables = self._merge(before, outcomes)
+        self._walk(statement.finalbody)  # type: ignore[attr-defined]
 
     def _branches(self, bodies: Sequence[list[ast.stmt]]) -> None:
         """Walk alternative bodies; afterwards a variable may hold what any of them assigned."""
@@ -261,12 +795,22 @@ class _ModuleExtractor:
             self._scope.variables = dict(before)
             self._walk(body)
             outcomes.append(self._scope.variables)
+        self._scope.variables = self._merge(before, outcomes)
+
+    def _merge(
+        self, before: dict[str, list[Built]], outcomes: list[dict[str, list[Built]]]
+    ) -> dict[str, list[Built]]:
         merged: dict[str, list[Built]] = {}
         names = set(before).union(*outcomes) if outcomes else set(before)
+        params = self._scope.params
         for name in names:
             values: list[Built] = []
             for outcome in outcomes:
-                for built in outcome.get(name, before.get(name, [])):
+                found = outcome.get(name, before.get(name))
+                if found is None and name in params:
+                    # A parameter reassigned on some paths keeps the caller's value on others.
+                    found = [Built((TemplatePart(text=name, hole=True),), "opaque")]
+                for built in found or []:
                     if built not in values:
                         values.append(built)
             if len(outcomes) < 2 and name in before:
@@ -274,13 +818,75 @@ class _ModuleExtractor:
                     if built not in values:
                         values.append(built)
             merged[name] = values[:8]
-        self._scope.variables = merged
+        return merged
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         outer = self._scope
         qualname = f"{outer.qualname}.{node.name}" if outer.qualname else node.name
+        arguments = node.args
+        positional = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
+        keyword_only = [a.arg for a in arguments.kwonlyargs]
+        bound = {*positional, *keyword_only}
+        if arguments.vararg:
+            bound.add(arguments.vararg.arg)
+        if arguments.kwarg:
+            bound.add(arguments.kwarg.arg)
+        direct_method = outer.cls is not None and outer.function is None
+        decorators = {d.id for d in node.decorator_list if isinstance(d, ast.Name)}
+        info = _FunctionInfo(
+            qualname=qualname,
+            line=node.lineno,
+            params=positional + keyword_only,
+            method=(
+                ("static" if "staticmethod" in decorators else "class")
+                if direct_method and decorators & {"staticmethod", "classmethod"}
+                else ("method" if direct_method else "")
+            ),
+        )
+        defaults = list(
+            zip(
+                positional[len(positional) - len(arguments.defaults) :],
+                arguments.defaults,
+                strict=True,
+            )
+        )
+        defaults += [
+            (a.arg, d)
+            for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+            if d is not None
+        ]
+        for name, default in defaults:
+            if isinstance(default, ast.Constant) and isinstance(default.value, str):
+                info.defaults[name] = [
+                    Built(
+                        (TemplatePart(text=default.value),),
+                        "constant",
+                        defined_at=Location(path=self.path, line=default.lineno),
+                    )
+                ]
+            else:
+                number = _int_constant(default)
+                if number is not None:
+                    info.ints[name] = number
+        info.helper_param = next((p for p in info.params if p in HELPER_PARAMETERS), None)
+        self.functions[qualname] = info
+        cls = outer.cls
+        if direct_method and cls is not None and node.name == "__init__":
+            cls.has_init = True
+            cls.star = arguments.vararg is not None
+            cls.params = positional[1:]
+            cls.defaults = info.defaults
+            for name in _DEFAULT_PARAMETERS:
+                if name in info.defaults and cls.default_text is None:
+                    cls.default_text = (name, info.defaults[name])
         self._scope = _Scope(
-            qualname=qualname, function=node, class_constants=outer.class_constants
+            qualname=qualname,
+            function=node,
+            cls=cls,
+            method=node.name if direct_method else "",
+            info=info,
+            bound=bound,
+            params=frozenset(bound),
         )
         try:
             self._walk(node.body)
@@ -289,20 +895,39 @@ class _ModuleExtractor:
 
     def _class(self, node: ast.ClassDef) -> None:
         outer = self._scope
-        constants: dict[str, list[Built]] = {}
-        for statement in node.body:
-            self._collect_constant(statement, constants, "constant-ref")
         qualname = f"{outer.qualname}.{node.name}" if outer.qualname else node.name
-        self._scope = _Scope(qualname=qualname, class_constants=constants)
+        bases = [text for text in (_dotted(b) for b in node.bases) if text is not None]
+        info = _ClassInfo(qualname=qualname, line=node.lineno, bases=bases)
+        for statement in node.body:
+            self._collect_constant(statement, info.constants, info.tables, "constant-ref")
+            if (
+                isinstance(statement, (ast.Assign, ast.AnnAssign))
+                and isinstance(
+                    target := (
+                        statement.targets[0]
+                        if isinstance(statement, ast.Assign)
+                        else statement.target
+                    ),
+                    ast.Name,
+                )
+                and target.id == "status_code"
+            ):
+                status = _int_constant(statement.value)
+                if status is not None and 400 <= status < 600:
+                    info.status = status
+        self.classes[qualname] = info
+        self._scope = _Scope(qualname=qualname, cls=info)
         try:
             self._walk(node.body)
         finally:
             self._scope = outer
 
     def _assignment(self, statement: ast.stmt) -> None:
-        if self._scope.function is None:
+        scope = self._scope
+        value = statement.value  # type: ignore[attr-defined]
+        if scope.function is None:
             return
-        variables = self._scope.variables
+        variables = scope.variables
         if isinstance(statement, ast.AugAssign):
             if (
                 isinstance(statement.op, ast.Add)
@@ -316,87 +941,316 @@ class _ModuleExtractor:
                     for a in additions
                 ][:8]
             return
+        if value is None:
+            return
         targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]  # type: ignore[attr-defined]
-        value = statement.value  # type: ignore[attr-defined]
+        built: list[Built] | None = None
         for target in targets:
-            if not isinstance(target, ast.Name):
-                continue
-            built = self._constant_templates(value, "variable") if value is not None else None
-            if built:
-                variables[target.id] = [
-                    Built(
-                        b.parts, "variable" if b.form != "opaque" else b.form, b.i18n, b.defined_at
-                    )
-                    for b in built
-                ]
-            else:
-                variables.pop(target.id, None)
+            if isinstance(target, ast.Name):
+                if built is None:
+                    built = self._constant_templates(value, "variable") or []
+                    if (
+                        not built
+                        and isinstance(value, ast.Call)
+                        and _MESSAGE_VARIABLE.search(target.id)
+                    ):
+                        built = [b for b in self.builder.build(value) if b.form != "opaque"]
+                scope.bound.add(target.id)
+                if built:
+                    variables[target.id] = [
+                        Built(
+                            b.parts,
+                            "variable" if b.form not in ("opaque", "reference") else b.form,
+                            b.i18n,
+                            b.defined_at,
+                        )
+                        for b in built
+                    ]
+                else:
+                    variables.pop(target.id, None)
+            elif (
+                scope.method == "__init__"
+                and scope.cls is not None
+                and isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+            ):
+                self._instance_attribute(scope.cls, target.attr, value, statement.lineno)
+            elif isinstance(target, (ast.Tuple, ast.List)):
+                for element in target.elts:
+                    if isinstance(element, ast.Name):
+                        scope.bound.add(element.id)
+                        variables.pop(element.id, None)
+        kind = type(value)
+        if kind is ast.Await:
+            value = value.value
+            kind = type(value)
+        if kind is ast.Call:
+            if not self._helper_call(value, statement):
+                self._objects(value, statement, 0)
+        elif kind in (ast.List, ast.Tuple, ast.ListComp):
+            self._objects(value, statement, 0)
+
+    def _instance_attribute(self, cls: _ClassInfo, name: str, value: ast.expr, line: int) -> None:
+        if isinstance(value, ast.Name) and value.id in self._scope.params:
+            cls.attribute_params.setdefault(name, value.id)
+            return
+        built = self._constant_templates(value, "constant-ref")
+        if built:
+            cls.instance[name] = [
+                Built(b.parts, b.form, b.i18n, b.defined_at or Location(path=self.path, line=line))
+                for b in built
+            ]
 
     # -- sites -----------------------------------------------------------------------------
 
     def _message_argument(self, call: ast.Call) -> ast.expr | None:
+        """The message among a call's arguments.
+
+        The first positional argument that evidently builds text, else a ``msg=``-like
+        keyword, else the first positional argument whose name looks like a message
+        (``MSG``), else the first positional argument.
+        """
+        starred: ast.expr | None = None
+        positional: list[ast.expr] = []
         for argument in call.args:
-            if not isinstance(argument, ast.Starred) and self.builder.is_string_like(argument):
+            if isinstance(argument, ast.Starred):
+                starred = starred or argument.value
+            elif self.builder.is_string_like(argument, guess=False):
                 return argument
+            else:
+                positional.append(argument)
         for keyword in call.keywords:
             if keyword.arg in MESSAGE_KEYWORDS:
                 return keyword.value
-        for argument in call.args:
-            if not isinstance(argument, ast.Starred):
+        for argument in positional:
+            if self.builder.is_string_like(argument):
                 return argument
-        return None
+        return positional[0] if positional else starred
+
+    def _argument_parts(self, node: ast.expr) -> list[list[Any]]:
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, (int, float))
+            and not isinstance(node.value, bool)
+        ):
+            return [[repr(node.value), False, type(node.value).__name__]]
+        if self.builder.is_string_like(node):
+            return _dump_parts(merge_parts(self.builder.build(node)[0].parts))
+        return [[source_text(node), True, ""]]
+
+    def _call_spec(self, call: ast.Call | None, func: ast.expr) -> dict[str, Any]:
+        """Describe a call for the link step (``K`` in the module docstring)."""
+        spec: dict[str, Any] = {}
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in ("self", "cls")
+        ):
+            spec["self"] = func.attr
+            spec["class"] = self._scope.cls.qualname if self._scope.cls is not None else None
+        else:
+            spec["callee"] = _dotted(func)
+        if call is None:
+            return spec
+        args: list[list[list[Any]]] = []
+        for argument in call.args:
+            if isinstance(argument, ast.Starred):
+                spec["star"] = True
+                break
+            args.append(self._argument_parts(argument))
+        spec["args"] = args
+        keywords: dict[str, Any] = {}
+        ints: dict[str, int] = {}
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                spec["star"] = True
+                continue
+            keywords[keyword.arg] = self._argument_parts(keyword.value)
+            number = _int_constant(keyword.value)
+            if number is not None:
+                ints[keyword.arg] = number
+        spec["keywords"] = keywords
+        if ints:
+            spec["ints"] = ints
+        return spec
 
     def _raise(self, node: ast.Raise) -> None:
         exc = node.exc
         if exc is None:
             return  # bare re-raise
-        if isinstance(exc, ast.Call):
-            name = _class_name(exc.func)
-            if name is None:
-                return
-            message = self._message_argument(exc)
-            http_status = None
-            error_code = None
-            for keyword in exc.keywords:
-                if keyword.arg == "status_code":
-                    http_status = _int_constant(keyword.value)
-                elif keyword.arg in _CODE_KEYWORDS and error_code is None:
-                    error_code = _code_constant(keyword.value)
-            if http_status is None and name.endswith("HTTPException") and exc.args:
-                http_status = _int_constant(exc.args[0])
-            if error_code is None and exc.args and name.endswith(("OSError", "IOError", "Error")):
-                first = exc.args[0]
-                if (
-                    isinstance(first, ast.Attribute)
-                    and isinstance(first.value, ast.Name)
-                    and first.value.id == "errno"
-                ):
-                    error_code = first.attr
-            kind = SiteKind.HTTP if http_status is not None else SiteKind.RAISE
-            self._emit(
-                node,
-                kind=kind,
-                error_class=name,
-                message=message,
-                http_status=http_status,
-                error_code=error_code,
-                chained=node.cause is not None,
-            )
+        chained = node.cause is not None
+        if not isinstance(exc, ast.Call):
+            name = _class_name(exc)
+            if name is not None and _is_class_like(name):
+                spec = None if name in _BUILTIN_EXCEPTIONS else self._call_spec(None, exc)
+                self._emit(
+                    node,
+                    kind=SiteKind.RAISE,
+                    error_class=name,
+                    message=None,
+                    chained=chained,
+                    call_spec=spec,
+                )
             return
-        name = _class_name(exc)
-        if name is not None and _is_class_like(name):
-            self._emit(
-                node,
-                kind=SiteKind.RAISE,
-                error_class=name,
-                message=None,
-                chained=node.cause is not None,
-            )
+        call = exc
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "with_traceback":
+            if isinstance(func.value, ast.Call):
+                call, func = func.value, func.value.func
+            else:
+                self._emit(
+                    node,
+                    kind=SiteKind.RAISE,
+                    error_class=_short_source(func.value),
+                    message=func.value,
+                    chained=chained,
+                    arguments=len(exc.args) + len(exc.keywords),
+                )
+                return
+        arguments = len(call.args) + len(call.keywords)
+        name = _class_name(func)
+        message = self._message_argument(call)
+        if (
+            (name is None or not _is_class_like(name))
+            and arguments
+            and (message is None or not self.builder.is_string_like(message))
+        ):
+            message = call  # a factory: what it returns, unless the link step finds it
+        http_status = None
+        error_code = None
+        for keyword in call.keywords:
+            if keyword.arg == "status_code":
+                http_status = _int_constant(keyword.value)
+            elif keyword.arg in _CODE_KEYWORDS and error_code is None:
+                error_code = _code_constant(keyword.value)
+        if (
+            name is not None
+            and http_status is None
+            and name.endswith("HTTPException")
+            and call.args
+        ):
+            http_status = _int_constant(call.args[0])
+        if error_code is None and call.args and name is not None and name.endswith("Error"):
+            first = call.args[0]
+            if (
+                isinstance(first, ast.Attribute)
+                and isinstance(first.value, ast.Name)
+                and first.value.id == "errno"
+            ):
+                error_code = first.attr
+        spec = None
+        if name is not None and not (name in _BUILTIN_EXCEPTIONS or name in _BUILTIN_NAMES):
+            spec = self._call_spec(call, func)
+        self._emit(
+            node,
+            kind=SiteKind.HTTP if http_status is not None else SiteKind.RAISE,
+            error_class=name if name is not None else _short_source(func),
+            message=message,
+            http_status=http_status,
+            error_code=error_code,
+            chained=chained,
+            call_spec=spec,
+            arguments=arguments,
+            params=self._params_keyword(call),
+        )
+
+    def _params_keyword(self, call: ast.Call) -> dict[str, Any] | None:
+        """Django's ``ValidationError(msg, params={...})``: ``%(name)s`` holes filled later."""
+        for keyword in call.keywords:
+            if keyword.arg == "params":
+                values = percent_values(keyword.value)
+                if values is not None and "mapping" not in values:
+                    return {"mapping": {}}
+                return values
+        return None
 
     def _assert(self, node: ast.Assert) -> None:
         if node.msg is None:
             return
         self._emit(node, kind=SiteKind.ASSERT, error_class="AssertionError", message=node.msg)
+
+    def _return(self, statement: ast.Return) -> None:
+        scope = self._scope
+        value = statement.value
+        if scope.function is None or value is None:
+            return
+        if scope.method == "__str__" and scope.cls is not None:
+            # Every return is an alternative; the class text is used only if one has text.
+            if len(scope.cls.str_text) < 8:
+                scope.cls.str_text.extend(
+                    Built(b.parts, b.form, b.i18n, Location(path=self.path, line=statement.lineno))
+                    for b in self.builder.build(value)
+                )
+            return
+        if isinstance(value, ast.Await):
+            value = value.value
+        if isinstance(value, ast.Call):
+            call = value
+            name = _class_name(call.func)
+            if (
+                name is not None
+                and _is_class_like(name)
+                and scope.info is not None
+                and (
+                    _looks_like_exception(name)
+                    or _FACTORY_NAME.search(scope.info.qualname.rpartition(".")[2])
+                )
+                and not any(k.arg == "id" for k in call.keywords)
+            ):
+                self._factory_return(scope.info, call, name, statement.lineno)
+                return
+            if self._helper_call(call, statement):
+                return
+        if scope.info is not None and len(scope.info.messages) < 8:
+            self._message_return(scope.info, value, statement.lineno)
+        self._objects(value, statement, 0)
+
+    def _message_return(self, info: _FunctionInfo, value: ast.expr, line: int) -> None:
+        """``return f"..."`` in a function that builds a message for its callers."""
+        kind = type(value)
+        if kind is ast.Constant or kind is ast.Name or kind is ast.Attribute:
+            if not self.builder.is_string_like(value):
+                return
+        elif kind not in (ast.JoinedStr, ast.BinOp, ast.Call, ast.IfExp, ast.BoolOp):
+            return
+        if not self.builder.is_string_like(value):
+            return
+        info.messages.extend(
+            Built(built.parts, built.form, built.i18n, Location(path=self.path, line=line))
+            for built in self.builder.build(value)
+        )
+
+    def _factory_return(self, info: _FunctionInfo, call: ast.Call, name: str, line: int) -> None:
+        message = self._message_argument(call)
+        params = self._params_keyword(call)
+        built = self.builder.build(message) if message is not None else [Built((), "none")]
+        entry: dict[str, Any] = {"class": name, "line": line}
+        for keyword in call.keywords:
+            if keyword.arg == "status_code":
+                status = _int_constant(keyword.value)
+                if status is not None:
+                    entry["status"] = status
+            elif keyword.arg in _CODE_KEYWORDS and "code" not in entry:
+                code = _code_constant(keyword.value)
+                if code is not None:
+                    entry["code"] = code
+        if name.endswith("HTTPException") and call.args and "status" not in entry:
+            status = _int_constant(call.args[0])
+            if status is not None:
+                entry["status"] = status
+        if name not in _BUILTIN_EXCEPTIONS:
+            entry["call"] = self._call_spec(call, call.func)
+        templates = []
+        for b in built[:4]:
+            parts = b.parts
+            if params is not None:
+                parts = apply_percent_values(parts, params)
+            templates.append(
+                {"parts": _dump_parts(merge_parts(parts)), "line": line, "i18n": b.i18n}
+            )
+        entry["templates"] = templates
+        info.returns.append(entry)
 
     def _call(self, call: ast.Call, statement: ast.stmt) -> None:
         func = call.func
@@ -404,20 +1258,22 @@ class _ModuleExtractor:
             return
         name = func.attr if isinstance(func, ast.Attribute) else func.id
         receiver = _receiver_name(func.value) if isinstance(func, ast.Attribute) else ""
-        if name in _LOG_LEVELS and isinstance(func, ast.Attribute) and "log" in receiver.lower():
+        alias = self.log_aliases.get(name) if isinstance(func, ast.Name) else None
+        if alias is not None:
+            name, receiver = alias, "logger"
+        if (
+            name in _LOG_LEVELS
+            and (alias or isinstance(func, ast.Attribute))
+            and "log" in receiver.lower()
+        ):
             if not call.args:
                 return
             message = call.args[0]
-            builds = self.builder.build(message)
             extra = call.args[1:]
+            values = percent_values(list(extra)) if extra else None
             builds = [
-                Built(
-                    apply_percent(b.parts, list(extra) if extra else None),
-                    b.form,
-                    b.i18n,
-                    b.defined_at,
-                )
-                for b in builds
+                b if values is None else _with_percent(b, values)
+                for b in self.builder.build(message)
             ]
             self._emit_builds(
                 statement,
@@ -455,7 +1311,7 @@ class _ModuleExtractor:
                 self._emit(
                     statement, kind=SiteKind.EXIT, error_class="SystemExit", message=call.args[0]
                 )
-        elif name == "abort" and call.args:
+        elif name == "abort" and call.args and _int_constant(call.args[0]) is not None:
             status = _int_constant(call.args[0])
             if status is not None and 400 <= status < 600:
                 description: ast.expr | None = call.args[1] if len(call.args) > 1 else None
@@ -469,6 +1325,165 @@ class _ModuleExtractor:
                     message=description,
                     http_status=status,
                 )
+        elif name == "__init__" and self._scope.method == "__init__":
+            self._super_init(call)
+        elif not self._helper_call(call, statement):
+            self._objects(call, statement, 0)
+
+    def _super_init(self, call: ast.Call) -> None:
+        """Take ``super().__init__(text)`` / ``Base.__init__(self, text)`` in ``__init__``."""
+        cls = self._scope.cls
+        if cls is None or cls.init_text:
+            return
+        func = call.func
+        args = list(call.args)
+        if isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Call) and args:
+            args = args[1:]  # Base.__init__(self, ...)
+        candidate = ast.Call(func=func, args=args, keywords=call.keywords)
+        message = self._message_argument(candidate)
+        if message is None:
+            return
+        built = self.builder.build(message)
+        if any(_literal_length(b.parts) for b in built):
+            cls.init_text = [
+                Built(b.parts, b.form, b.i18n, Location(path=self.path, line=call.lineno))
+                for b in built
+            ]
+
+    def _helper_call(self, call: ast.Call, statement: ast.stmt) -> bool:
+        """Keep a call that may pass a message to a helper, as a candidate site for link."""
+        func = call.func
+        name = _class_name(func)
+        if name is None or _is_class_like(name) or not _HELPER_NAME.search(name):
+            return False
+        if name in _LOG_LEVELS or name in ("warn", "warning"):
+            return False
+        message: ast.expr | None = None
+        for keyword in call.keywords:
+            if keyword.arg in HELPER_PARAMETERS:
+                message = keyword.value
+                break
+        else:
+            for argument in call.args:
+                if not isinstance(argument, ast.Starred) and self.builder.is_string_like(argument):
+                    message = argument
+                    break
+        if message is None or not self.builder.is_string_like(message):
+            return False
+        built = self.builder.build(message)[0]
+        if not _literal_length(built.parts):
+            return False
+        site = self._site(
+            statement,
+            built,
+            message,
+            kind=SiteKind.RAISE,
+            error_class=name,
+            severity=Severity.ERROR,
+        )
+        self.calls.append(
+            {"site": site.model_dump(mode="json"), "call": self._call_spec(call, func)}
+        )
+        return True
+
+    def _objects(self, node: ast.expr, statement: ast.stmt, depth: int) -> None:
+        """Error objects built without ``raise`` (``errors.append(checks.Error(..., id=...))``)."""
+        kind = type(node)
+        if kind is ast.Call:
+            call: ast.Call = node  # type: ignore[assignment]
+            name = _class_name(call.func)
+            if name is not None and _is_class_like(name) and (call.args or call.keywords):
+                identifier = next(
+                    (k.value for k in call.keywords if k.arg in ("id", "code", "error_code")),
+                    None,
+                )
+                code = _code_constant(identifier) if identifier is not None else None
+                helper = self._scope.info
+                passes_parameter = (
+                    helper is not None
+                    and helper.helper_param is not None
+                    and any(
+                        k.arg in MESSAGE_KEYWORDS
+                        and isinstance(k.value, ast.Name)
+                        and k.value.id == helper.helper_param
+                        for k in call.keywords
+                    )
+                )
+                if (
+                    name.endswith(_EXCEPTION_SUFFIXES)
+                    or name in _BUILTIN_EXCEPTIONS
+                    or (code is not None and name in _CHECK_CLASSES)
+                    or passes_parameter
+                ):
+                    message = self._message_argument(call)
+                    if message is not None:
+                        status = None
+                        for keyword in call.keywords:
+                            if keyword.arg in _STATUS_KEYWORDS:
+                                status = _int_constant(keyword.value)
+                                if (
+                                    status is None
+                                    and helper is not None
+                                    and isinstance(keyword.value, ast.Name)
+                                ):
+                                    status = helper.ints.get(keyword.value.id)
+                                    if passes_parameter and keyword.value.id in helper.params:
+                                        helper.helper_status = keyword.value.id
+                        severity = Severity.ERROR
+                        if name.endswith("Warning") or name == "Info" or name == "Debug":
+                            severity = Severity.WARNING if name != "Info" else Severity.INFO
+                        elif name == "Critical":
+                            severity = Severity.CRITICAL
+                        http = status if status and 400 <= status < 600 else None
+                        self._emit(
+                            statement,
+                            kind=SiteKind.HTTP if http is not None else SiteKind.OBJECT,
+                            error_class=name,
+                            message=message,
+                            severity=severity,
+                            error_code=code,
+                            http_status=http,
+                            arguments=None,
+                            params=self._params_keyword(call),
+                            call_spec=None
+                            if name in _BUILTIN_EXCEPTIONS
+                            else self._call_spec(call, call.func),
+                        )
+                        return
+            if depth < 3:
+                for argument in call.args:
+                    self._objects(argument, statement, depth + 1)
+        elif kind in (ast.List, ast.Tuple, ast.Set):
+            if depth < 3:
+                for element in node.elts:  # type: ignore[attr-defined]
+                    self._objects(element, statement, depth + 1)
+        elif kind in (ast.Starred, ast.Await, ast.Yield, ast.YieldFrom):
+            inner = node.value  # type: ignore[attr-defined]
+            if inner is not None and depth < 3:
+                self._objects(inner, statement, depth + 1)
+
+    def _is_passthrough(self, node: ast.expr) -> bool:
+        """Tell whether a message is only a caught exception (``X(e)``, ``str(e)``, ``e.args``)."""
+        kind = type(node)
+        if kind is ast.Name:
+            return node.id in self._scope.caught  # type: ignore[attr-defined]
+        if kind in (ast.Attribute, ast.Subscript, ast.Starred):
+            return self._is_passthrough(node.value)  # type: ignore[attr-defined]
+        if kind is ast.Call:
+            call: ast.Call = node  # type: ignore[assignment]
+            if isinstance(call.func, ast.Attribute) and not call.args:
+                return self._is_passthrough(call.func.value)
+            return (
+                _class_name(call.func) in ("str", "repr", "format_exception_only")
+                and len(call.args) == 1
+                and self._is_passthrough(call.args[0])
+            )
+        if kind is ast.JoinedStr:
+            values = node.values  # type: ignore[attr-defined]
+            return all(
+                isinstance(v, ast.FormattedValue) and self._is_passthrough(v.value) for v in values
+            )
+        return False
 
     def _emit(
         self,
@@ -481,8 +1496,13 @@ class _ModuleExtractor:
         http_status: int | None = None,
         error_code: str | None = None,
         chained: bool = False,
+        call_spec: dict[str, Any] | None = None,
+        arguments: int | None = None,
+        params: dict[str, Any] | None = None,
     ) -> None:
         builds = self.builder.build(message) if message is not None else [Built((), "none")]
+        if params is not None:
+            builds = [_apply_params(b, params) for b in builds]
         self._emit_builds(
             node,
             builds,
@@ -493,6 +1513,57 @@ class _ModuleExtractor:
             http_status=http_status,
             error_code=error_code,
             chained=chained,
+            call_spec=call_spec,
+            arguments=arguments,
+        )
+
+    def _site(
+        self,
+        node: ast.stmt,
+        built: Built,
+        message: ast.expr | None,
+        *,
+        kind: SiteKind,
+        error_class: str,
+        severity: Severity,
+        http_status: int | None = None,
+        error_code: str | None = None,
+        chained: bool = False,
+        arguments: int | None = None,
+    ) -> RaiseSite:
+        line = node.lineno
+        end_line = node.end_lineno or line
+        start = max(1, line - self.window)
+        end = min(len(self.lines), line + self.window)
+        function = self._scope.function
+        form = built.form
+        if form == "reference":
+            form = "opaque"
+        elif form == "opaque" and message is not None and self._is_passthrough(message):
+            form = "passthrough"
+        return RaiseSite(
+            path=self.path,
+            kind=kind,
+            error_class=error_class,
+            template=MessageTemplate(parts=without_references(merge_parts(built.parts))),
+            form=form,
+            line=line,
+            end_line=end_line,
+            message_line=message.lineno if message is not None else None,
+            message_end_line=message.end_lineno if message is not None else None,
+            function=(self._scope.qualname or None) if function is not None else None,
+            function_start=function.lineno if function is not None else None,
+            function_end=function.end_lineno if function is not None else None,
+            severity=severity,
+            http_status=http_status,
+            error_code=error_code,
+            defined_at=built.defined_at,
+            i18n=built.i18n,
+            chained=chained,
+            source_code="\n".join(self.lines[start - 1 : end]),
+            source_code_start=start,
+            source_code_end=max(start, end),
+            arguments=arguments,
         )
 
     def _emit_builds(
@@ -507,44 +1578,718 @@ class _ModuleExtractor:
         http_status: int | None = None,
         error_code: str | None = None,
         chained: bool = False,
+        call_spec: dict[str, Any] | None = None,
+        arguments: int | None = None,
     ) -> None:
-        line = node.lineno
-        end_line = node.end_lineno or line
-        start = max(1, line - self.window)
-        end = min(len(self.lines), line + self.window)
-        window = "\n".join(self.lines[start - 1 : end])
-        function = self._scope.function
         seen: set[tuple[TemplatePart, ...]] = set()
+        helper = self._scope.info
+        if len(builds) > 1 and any(merge_parts(b.parts) for b in builds):
+            # ``msg = ""`` … ``if msg: raise X(msg)``: the empty start is never the message.
+            builds = [b for b in builds if merge_parts(b.parts)]
         for built in builds:
             parts = merge_parts(built.parts)
             if parts in seen:
                 continue
             seen.add(parts)
+            index = len(self.sites)
             self.sites.append(
-                RaiseSite(
-                    path=self.path,
+                self._site(
+                    node,
+                    built,
+                    message,
                     kind=kind,
                     error_class=error_class,
-                    template=MessageTemplate(parts=parts),
-                    form=built.form,
-                    line=line,
-                    end_line=end_line,
-                    message_line=message.lineno if message is not None else None,
-                    message_end_line=message.end_lineno if message is not None else None,
-                    function=self._scope.qualname or None if function is not None else None,
-                    function_start=function.lineno if function is not None else None,
-                    function_end=function.end_lineno if function is not None else None,
                     severity=severity,
                     http_status=http_status,
                     error_code=error_code,
-                    defined_at=built.defined_at,
-                    i18n=built.i18n,
                     chained=chained,
-                    source_code=window,
-                    source_code_start=start,
-                    source_code_end=max(start, end),
+                    arguments=arguments,
                 )
             )
+            referenced = has_reference(parts)
+            if referenced or call_spec is not None:
+                self.pending.append(
+                    {
+                        "site": index,
+                        "message": _dump_parts(parts) if referenced else None,
+                        "form": built.form,
+                        "call": call_spec,
+                        "given": message is not None,
+                    }
+                )
+            if (
+                helper is not None
+                and helper.helper_param is not None
+                and any(p.hole and p.text == helper.helper_param for p in parts)
+            ):
+                helper.helper_sites.append(index)
+
+
+def _with_percent(built: Built, values: Mapping[str, Any]) -> Built:
+    """Apply ``%`` formatting, or record it on a reference for the link step to apply."""
+    if len(built.parts) == 1 and (target := part_reference(built.parts[0])) is not None:
+        updated = dict(target)
+        updated["ops"] = [*target.get("ops", []), {"op": "percent", "values": values}]
+        return Built(reference(built.parts[0].text, updated).parts, built.form, built.i18n)
+    return Built(
+        apply_percent_values(built.parts, values),
+        "percent" if built.form == "constant" else built.form,
+        built.i18n,
+        built.defined_at,
+    )
+
+
+def _apply_params(built: Built, params: Mapping[str, Any]) -> Built:
+    """Django's ``ValidationError(msg, params=...)``: fill ``%(name)s`` holes, if any."""
+    if has_reference(built.parts) or any(not p.hole and "%(" in p.text for p in built.parts):
+        return _with_percent(built, params)
+    return built
+
+
+# -- the link step ------------------------------------------------------------------------
+
+
+def _exports(result: FileResult) -> Mapping[str, Any]:
+    return result.exports
+
+
+def _implicit(function: Mapping[str, Any], through_instance: bool) -> int:
+    """How many leading parameters a call binds implicitly (``self``, ``cls``)."""
+    kind = function.get("method")
+    return 1 if kind == "class" or (kind == "method" and through_instance) else 0
+
+
+@dataclass(frozen=True)
+class _Text:
+    """A resolved message: its parts and where it comes from."""
+
+    parts: tuple[TemplatePart, ...]
+    i18n: bool = False
+    defined_at: Location | None = None
+    form: str | None = None
+
+
+@dataclass
+class _Module:
+    path: str
+    exports: Mapping[str, Any]
+
+    def get(self, key: str) -> Any:
+        return self.exports.get(key) or {}
+
+
+_Entity = tuple[str, str, str]
+"""(kind, module, name): ``constant``, ``table``, ``class``, ``function``, ``module``, or
+``attribute`` with name ``Class.attr``."""
+
+
+class _Linker:
+    """Resolves what crosses files, on the exports of every file of a source."""
+
+    def __init__(self, results: Sequence[FileResult]) -> None:
+        self.results = results
+        self.modules: dict[str, _Module] = {}
+        self.module_of: dict[str, str] = {}
+        self.by_path = {result.path: result for result in results}
+        for result in results:
+            name = str(result.exports.get("module") or module_name(result.path))
+            self.modules.setdefault(name, _Module(result.path, result.exports))
+            self.module_of[result.path] = name
+        self.suffixes: dict[str, str | None] = {}
+        for name in self.modules:
+            parts = name.split(".")
+            for k in range(1, len(parts)):
+                suffix = ".".join(parts[k:])
+                if suffix in self.suffixes and self.suffixes[suffix] != name:
+                    self.suffixes[suffix] = None
+                else:
+                    self.suffixes[suffix] = name
+        self.class_names: dict[str, list[tuple[str, str]]] = {}
+        self.function_names: dict[str, list[tuple[str, str]]] = {}
+        for name, module in self.modules.items():
+            for qualname in module.get("classes"):
+                self.class_names.setdefault(qualname.rpartition(".")[2], []).append(
+                    (name, qualname)
+                )
+            for qualname, function in module.get("functions").items():
+                if "helper" in function:
+                    self.function_names.setdefault(qualname.rpartition(".")[2], []).append(
+                        (name, qualname)
+                    )
+        self._mro: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        self._text: dict[tuple[str, str], tuple[str, str, dict[str, Any]] | None] = {}
+        self._subclasses: dict[tuple[str, str], list[tuple[str, str]]] | None = None
+
+    # -- lookups ---------------------------------------------------------------------------
+
+    def _module(self, dotted: str) -> str | None:
+        if dotted in self.modules:
+            return dotted
+        return self.suffixes.get(dotted)
+
+    def lookup(self, module: str, dotted: str, depth: int = 0) -> _Entity | None:
+        """Find what a dotted name used in a module refers to."""
+        info = self.modules.get(module)
+        if info is None or depth > _MAX_PENDING_DEPTH:
+            return None
+        parts = dotted.split(".")
+        classes = info.get("classes")
+        for k in range(len(parts), 0, -1):
+            qualname = ".".join(parts[:k])
+            if qualname in classes:
+                if k == len(parts):
+                    return ("class", module, qualname)
+                if k == len(parts) - 1:
+                    return ("attribute", module, f"{qualname}.{parts[k]}")
+                return None
+        head = parts[0]
+        if len(parts) == 1:
+            for kind, key in (
+                ("constant", "constants"),
+                ("table", "tables"),
+                ("function", "functions"),
+            ):
+                if head in info.get(key):
+                    return (kind, module, head)
+        imports = info.get("imports")
+        if head in imports:
+            target = imports[head] + ("." + ".".join(parts[1:]) if len(parts) > 1 else "")
+            return self.absolute(target, depth + 1)
+        for star in info.get("stars"):
+            found = self.absolute(f"{star}.{dotted}", depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def absolute(self, target: str, depth: int) -> _Entity | None:
+        """Find what an absolute dotted name refers to."""
+        parts = target.split(".")
+        for k in range(len(parts), 0, -1):
+            module = self._module(".".join(parts[:k]))
+            if module is not None:
+                if k == len(parts):
+                    return ("module", module, "")
+                return self.lookup(module, ".".join(parts[k:]), depth)
+        return None
+
+    def find_class(self, module: str, dotted: str) -> tuple[str, str] | None:
+        """Find a class by a name used in a module, else by a unique class name in the source."""
+        entity = self.lookup(module, dotted)
+        if entity is not None:
+            return (entity[1], entity[2]) if entity[0] == "class" else None
+        name = dotted.rpartition(".")[2]
+        if name in _BUILTIN_NAMES:
+            return None
+        found = self.class_names.get(name, [])
+        return found[0] if len(found) == 1 else None
+
+    def mro(self, module: str, qualname: str) -> list[tuple[str, str]]:
+        """The class and its bases found in the source, nearest first."""
+        key = (module, qualname)
+        if key in self._mro:
+            return self._mro[key]
+        self._mro[key] = [key]
+        result = [key]
+        cls = self.modules[module].get("classes").get(qualname) or {}
+        for base in cls.get("bases", []):
+            found = self.find_class(module, base)
+            if found is None:
+                continue
+            for item in self.mro(*found):
+                if item not in result:
+                    result.append(item)
+        self._mro[key] = result
+        return result
+
+    def _class(self, module: str, qualname: str) -> dict[str, Any]:
+        return dict(self.modules[module].get("classes").get(qualname) or {})
+
+    def _location(self, module: str, line: int) -> Location | None:
+        return Location(path=self.modules[module].path, line=line) if line else None
+
+    def _texts(self, module: str, templates: Sequence[Mapping[str, Any]], form: str) -> list[_Text]:
+        texts: list[_Text] = []
+        for template in templates:
+            for text in self.expand(module, _load_parts(template["parts"])):
+                texts.append(
+                    _Text(
+                        text.parts,
+                        bool(template.get("i18n")) or text.i18n,
+                        self._location(module, int(template.get("line") or 0)) or text.defined_at,
+                        form,
+                    )
+                )
+        return texts[:8]
+
+    # -- references ------------------------------------------------------------------------
+
+    def expand(self, module: str, parts: Sequence[TemplatePart], depth: int = 0) -> list[_Text]:
+        """Replace every reference hole by what it resolves to (unresolved → a plain hole)."""
+        results = [_Text(())]
+        for part in parts:
+            target = part_reference(part)
+            texts: list[_Text] | None = None
+            if target is not None and depth < _MAX_PENDING_DEPTH:
+                texts = self.resolve_reference(module, target, depth)
+            if target is None:
+                texts = [_Text((part,))]
+            elif not texts:
+                texts = [_Text((TemplatePart(text=part.text, hole=True),))]
+            else:
+                operations = target.get("ops") or []
+                if operations:
+                    texts = [
+                        _Text(apply_operations(t.parts, operations), t.i18n, t.defined_at, t.form)
+                        for t in texts
+                    ]
+            results = [
+                _Text(
+                    r.parts + t.parts,
+                    r.i18n or t.i18n,
+                    r.defined_at or t.defined_at,
+                    r.form or t.form,
+                )
+                for r in results
+                for t in texts
+            ][:8]
+        return results
+
+    def resolve_reference(
+        self, module: str, target: Mapping[str, Any], depth: int
+    ) -> list[_Text] | None:
+        """Resolve one reference (a constant, a class attribute, a table entry)."""
+        key = target.get("key")
+        if "call" in target:
+            return self.function_message(module, target["call"], depth)
+        if "self" in target:
+            qualname = target.get("class")
+            if not qualname or module not in self.modules:
+                return None
+            attribute = str(target["self"])
+            found = self._attribute_in(module, module, qualname, attribute, key, depth)
+            if found is not None:
+                return found
+            # An abstract base that only its subclasses complete: one alternative each.
+            texts: list[_Text] = []
+            for sub_module, sub_name in self.subclasses(module, qualname):
+                texts.extend(
+                    self._attribute_in(module, sub_module, sub_name, attribute, key, depth) or []
+                )
+            unique = list(dict.fromkeys(texts))
+            return unique[:8] or None
+        entity = self.lookup(module, str(target.get("name", "")))
+        if entity is None:
+            return None
+        kind, owner, name = entity
+        info = self.modules[owner]
+        if kind == "constant" and key is None:
+            form = "constant-ref" if owner == module else "imported"
+            return self._texts_deep(owner, info.get("constants")[name], form, depth)
+        if kind == "table" and key is not None:
+            table = info.get("tables")[name]
+            if key in table:
+                return self._texts_deep(owner, table[key], "table", depth)
+            return None
+        if kind == "attribute":
+            qualname, _, attribute = name.rpartition(".")
+            inherited = self.resolve_reference(
+                owner, {"self": attribute, "class": qualname, "key": key}, depth + 1
+            )
+            if inherited and owner != module and key is None:
+                inherited = [_Text(t.parts, t.i18n, t.defined_at, "imported") for t in inherited]
+            return inherited
+        return None
+
+    def _attribute_in(
+        self,
+        module: str,
+        owner_module: str,
+        qualname: str,
+        attribute: str,
+        key: str | None,
+        depth: int,
+    ) -> list[_Text] | None:
+        """A class constant or table entry, looked up through a class's MRO."""
+        for owner, cls_name in self.mro(owner_module, qualname):
+            cls = self._class(owner, cls_name)
+            if key is None:
+                templates = (cls.get("constants") or {}).get(attribute)
+                if templates:
+                    form = "constant-ref" if owner == module else "imported"
+                    return self._texts_deep(owner, templates, form, depth)
+            else:
+                tables = cls.get("tables") or {}
+                table = tables.get(attribute) or tables.get(f"default_{attribute}")
+                if table and key in table:
+                    return self._texts_deep(owner, table[key], "table", depth)
+        return None
+
+    def subclasses(self, module: str, qualname: str) -> list[tuple[str, str]]:
+        """The classes of the source that have this class among their bases."""
+        if self._subclasses is None:
+            self._subclasses = {}
+            for name, info in self.modules.items():
+                for cls_name in info.get("classes"):
+                    for base in self.mro(name, cls_name)[1:]:
+                        self._subclasses.setdefault(base, []).append((name, cls_name))
+        return self._subclasses.get((module, qualname), [])
+
+    def _texts_deep(
+        self, module: str, templates: Sequence[Mapping[str, Any]], form: str, depth: int
+    ) -> list[_Text]:
+        texts: list[_Text] = []
+        for template in templates:
+            location = self._location(module, int(template.get("line") or 0))
+            for text in self.expand(module, _load_parts(template["parts"]), depth + 1):
+                texts.append(
+                    _Text(text.parts, bool(template.get("i18n")) or text.i18n, location, form)
+                )
+        return texts[:8]
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def _arguments(
+        self,
+        module: str,
+        call: Mapping[str, Any],
+        params: Sequence[str],
+        defaults: Mapping[str, Sequence[Mapping[str, Any]]],
+    ) -> tuple[dict[str, tuple[TemplatePart, ...]], set[str]]:
+        """Bind a call's arguments to parameters; return the values and the names passed."""
+        values: dict[str, tuple[TemplatePart, ...]] = {}
+        passed: set[str] = set()
+        for name, argument in zip(params, call.get("args") or [], strict=False):
+            values[name] = self.expand(module, _load_parts(argument))[0].parts
+            passed.add(name)
+        for name, argument in (call.get("keywords") or {}).items():
+            values[name] = self.expand(module, _load_parts(argument))[0].parts
+            passed.add(name)
+        for name, templates in defaults.items():
+            if name not in values and templates:
+                values[name] = _load_parts(templates[0]["parts"])
+        return values, passed
+
+    def class_text(self, module: str, qualname: str) -> tuple[str, str, dict[str, Any]] | None:
+        """The nearest class in the MRO that builds its own text: (module, qualname, class)."""
+        key = (module, qualname)
+        if key not in self._text:
+            self._text[key] = None
+            for owner, name in self.mro(module, qualname):
+                cls = self._class(owner, name)
+                if "text" in cls:
+                    self._text[key] = (owner, name, cls)
+                    break
+        return self._text[key]
+
+    def class_status(self, module: str, qualname: str) -> int | None:
+        """The HTTP status a class declares (``status_code = 404``), through its bases."""
+        for owner, name in self.mro(module, qualname):
+            status = self._class(owner, name).get("status")
+            if status is not None:
+                return int(status)
+        return None
+
+    def class_call(
+        self, module: str, qualname: str, call: Mapping[str, Any], given: bool
+    ) -> list[_Text] | None:
+        """The message of ``raise Cls(...)`` when the class builds or defaults its text.
+
+        The call's arguments are bound to the parameters of the nearest ``__init__`` in the
+        class's MRO; ``self.attr`` holes of a ``__str__`` follow the ``self.attr = param``
+        assignments of the ``__init__`` methods. A text whose holes need an argument that
+        cannot be bound (a subclass's ``__init__(*args)`` in between) is not used.
+        """
+        found = self.class_text(module, qualname)
+        if found is None:
+            return None
+        owner, owner_name, cls = found
+        text = cls["text"]
+        how = text["how"]
+        mro = self.mro(module, qualname)
+        init_owner: tuple[str, str] | None = None
+        init: dict[str, Any] = {}
+        attributes: dict[str, str] = {}
+        for item in mro:
+            data = self._class(*item).get("init")
+            if data is None:
+                continue
+            if init_owner is None:
+                init_owner, init = item, data
+            for attribute, param in (data.get("attributes") or {}).items():
+                attributes.setdefault(attribute, param)
+        params: list[str] = list(init.get("params") or [])
+        values, passed = self._arguments(module, call, params, init.get("defaults") or {})
+        unmapped = len(call.get("args") or []) > len(params) or bool(call.get("star"))
+        if how in ("default", "attribute"):
+            param = text.get("param")
+            if (param is not None and param in passed) or (param is None and given):
+                return None
+            if param is None and (call.get("args") or call.get("star")):
+                return None
+            return self._texts(owner, text["templates"], "class-default")
+        names: dict[str, str] = {f"self.{a}": p for a, p in attributes.items()}
+        if how == "init":
+            if init_owner == (owner, owner_name):
+                names.update({p: p for p in params})
+            else:
+                unmapped = True
+        texts = self._texts(owner, text["templates"], "class-template")
+        # ``message = message or default``: the bare parameter is what a caller passes, the
+        # other alternatives what is used when it passes nothing.
+        direct = [
+            t for t in texts if len(t.parts) == 1 and t.parts[0].hole and t.parts[0].text in names
+        ]
+        if direct and len(direct) < len(texts):
+            if any(names[t.parts[0].text] in passed for t in direct):
+                texts = direct
+            else:
+                texts = [t for t in texts if t not in direct]
+        bound: list[_Text] = []
+        for t in texts:
+            needed = [names[p.text] for p in t.parts if p.hole and p.text in names]
+            if unmapped and any(name not in values for name in needed):
+                return None
+            bound.append(
+                _Text(bind_holes(t.parts, values, names=names), t.i18n, t.defined_at, t.form)
+            )
+        return bound
+
+    def method(self, module: str, qualname: str | None, name: str) -> tuple[str, str] | None:
+        """Find ``self.name`` of a class through its bases."""
+        if not qualname or module not in self.modules:
+            return None
+        for owner, cls_name in self.mro(module, qualname):
+            if f"{cls_name}.{name}" in self.modules[owner].get("functions"):
+                return (owner, f"{cls_name}.{name}")
+        return None
+
+    def function_of(self, module: str, call: Mapping[str, Any]) -> tuple[str, str, bool] | None:
+        """The function a call names: (module, qualname, skip the first parameter)."""
+        if call.get("self"):
+            found = self.method(module, call.get("class"), str(call["self"]))
+            return (*found, True) if found else None
+        callee = call.get("callee")
+        if not callee:
+            return None
+        entity = self.lookup(module, callee)
+        if entity is not None and entity[0] == "function":
+            return (entity[1], entity[2], False)
+        if entity is not None and entity[0] == "attribute":
+            qualname, _, attribute = entity[2].rpartition(".")
+            found = self.method(entity[1], qualname, attribute)
+            return (*found, False) if found else None
+        return None
+
+    def function_message(
+        self, module: str, call: Mapping[str, Any], depth: int
+    ) -> list[_Text] | None:
+        """The message a function of the source returns, bound to a call's arguments."""
+        found = self.function_of(module, call)
+        if found is None:
+            return None
+        owner, qualname, skip = found
+        function = self.modules[owner].get("functions")[qualname]
+        templates = function.get("message")
+        if not templates:
+            return None
+        params = list(function.get("params") or [])
+        params = params[_implicit(function, skip) :]
+        values, _ = self._arguments(module, call, params, function.get("defaults") or {})
+        return [
+            _Text(bind_holes(t.parts, values), t.i18n, t.defined_at, "function")
+            for t in self._texts_deep(owner, templates, "function", depth)
+        ]
+
+    def factory_call(
+        self, module: str, call: Mapping[str, Any]
+    ) -> list[tuple[str, _Text, str, Mapping[str, Any]]] | None:
+        """What a factory ``raise make_error(...)`` returns: (class, text, factory, entry)."""
+        found = self.function_of(module, call)
+        if found is None:
+            return None
+        owner, qualname, skip = found
+        function = self.modules[owner].get("functions")[qualname]
+        returns = function.get("returns")
+        if not returns:
+            return None
+        params = list(function.get("params") or [])
+        params = params[_implicit(function, skip) :]
+        values, _ = self._arguments(module, call, params, function.get("defaults") or {})
+        results: list[tuple[str, _Text, str, Mapping[str, Any]]] = []
+        for entry in returns:
+            texts: list[_Text] | None = None
+            inner = entry.get("call")
+            if inner is not None:
+                cls = self.find_class(owner, str(inner.get("callee") or ""))
+                if cls is not None:
+                    texts = self.class_call(*cls, inner, bool(entry.get("templates")))
+            if not texts:
+                texts = self._texts(owner, entry.get("templates") or [], "factory")
+            for text in texts:
+                parts = bind_holes(text.parts, values)
+                results.append(
+                    (
+                        str(entry["class"]),
+                        _Text(
+                            parts, text.i18n, self._location(owner, int(entry["line"])), "factory"
+                        ),
+                        qualname,
+                        entry,
+                    )
+                )
+        return results[:8] or None
+
+    # -- the sites -------------------------------------------------------------------------
+
+    def complete(self, module: str, site: RaiseSite, pending: Mapping[str, Any]) -> list[RaiseSite]:
+        """Finish one pending site: resolve its references, its class's text, its factory."""
+        call = pending.get("call")
+        if call is not None:
+            given = bool(pending.get("given"))
+            if call.get("self") or (
+                call.get("callee") and not _is_class_like(str(call["callee"]).rpartition(".")[2])
+            ):
+                made = self.factory_call(module, call)
+                if made:
+                    return [
+                        site.model_copy(
+                            update={
+                                "error_class": error_class,
+                                "template": MessageTemplate(parts=merge_parts(text.parts)),
+                                "form": "factory",
+                                "defined_at": text.defined_at,
+                                "i18n": site.i18n or text.i18n,
+                                "factory": factory,
+                                "http_status": entry.get("status") or site.http_status,
+                                "kind": SiteKind.HTTP if entry.get("status") else site.kind,
+                                "error_code": site.error_code or entry.get("code"),
+                            }
+                        )
+                        for error_class, text, factory, entry in made
+                    ]
+            else:
+                cls = self.find_class(module, str(call.get("callee") or ""))
+                texts = self.class_call(*cls, call, given) if cls is not None else None
+                status = self.class_status(*cls) if cls is not None else None
+                if status is not None and site.http_status is None:
+                    site = site.model_copy(update={"http_status": status, "kind": SiteKind.HTTP})
+                if texts:
+                    return [
+                        site.model_copy(
+                            update={
+                                "template": MessageTemplate(parts=merge_parts(t.parts)),
+                                "form": t.form or site.form,
+                                "defined_at": t.defined_at,
+                                "i18n": site.i18n or t.i18n,
+                            }
+                        )
+                        for t in texts
+                    ]
+        message = pending.get("message")
+        if message:
+            texts = self.expand(module, _load_parts(message))
+            if any(t.form is not None for t in texts):
+                whole = pending.get("form") == "reference"
+                return [
+                    site.model_copy(
+                        update={
+                            "template": MessageTemplate(parts=merge_parts(t.parts)),
+                            "form": (t.form or site.form) if whole else site.form,
+                            "defined_at": t.defined_at or site.defined_at,
+                            "i18n": site.i18n or t.i18n,
+                        }
+                    )
+                    for t in texts
+                ]
+        return [site]
+
+    def helper_call(
+        self, module: str, candidate: Mapping[str, Any]
+    ) -> tuple[RaiseSite, tuple[str, str]] | None:
+        """A call that passes a message to a helper becomes a site of its own."""
+        call = candidate["call"]
+        found = self.function_of(module, call)
+        if found is None and call.get("callee") and "." not in str(call["callee"]):
+            named = self.function_names.get(str(call["callee"]), [])
+            found = (*named[0], False) if len(named) == 1 else None
+        if found is None:
+            return None
+        owner, qualname, skip = found
+        function = self.modules[owner].get("functions")[qualname]
+        helper = function.get("helper")
+        if not helper:
+            return None
+        params = list(function.get("params") or [])
+        params = params[_implicit(function, skip) :]
+        values, passed = self._arguments(module, call, params, function.get("defaults") or {})
+        parameter = helper.get("param")
+        if parameter not in passed or not _literal_length(values[parameter]):
+            return None
+        result = self._result_of(owner)
+        index = helper["sites"][0]
+        if result is None or index >= len(result.sites):
+            return None
+        inner = result.sites[index]
+        status = inner.http_status
+        status_param = helper.get("status")
+        if status_param:
+            status = (call.get("ints") or {}).get(status_param, status)
+        site = RaiseSite.model_validate(candidate["site"])
+        return (
+            site.model_copy(
+                update={
+                    "kind": inner.kind,
+                    "error_class": inner.error_class,
+                    "severity": inner.severity,
+                    "http_status": status,
+                    "error_code": inner.error_code,
+                    "template": MessageTemplate(
+                        parts=merge_parts(bind_holes(inner.template.parts, values))
+                    ),
+                    "form": "helper",
+                    "defined_at": Location(path=inner.path, line=inner.line),
+                    "factory": qualname,
+                }
+            ),
+            (owner, qualname),
+        )
+
+    def _result_of(self, module: str) -> FileResult | None:
+        return self.by_path.get(self.modules[module].path)
+
+    def run(self) -> list[RaiseSite]:
+        extra: dict[str, list[RaiseSite]] = {}
+        used: set[tuple[str, str]] = set()
+        for result in self.results:
+            module = self.module_of[result.path]
+            for candidate in _exports(result).get("calls") or []:
+                made = self.helper_call(module, candidate)
+                if made is not None:
+                    extra.setdefault(result.path, []).append(made[0])
+                    used.add(made[1])
+        helper_sites: dict[str, set[int]] = {}
+        for owner, qualname in used:
+            function = self.modules[owner].get("functions")[qualname]
+            helper_sites.setdefault(self.modules[owner].path, set()).update(
+                function["helper"]["sites"]
+            )
+        sites: list[RaiseSite] = []
+        for result in self.results:
+            module = self.module_of[result.path]
+            pending = {int(p["site"]): p for p in _exports(result).get("pending") or []}
+            marked = helper_sites.get(result.path, set())
+            ordered: list[tuple[int, int, RaiseSite]] = []
+            for index, site in enumerate(result.sites):
+                done = self.complete(module, site, pending[index]) if index in pending else [site]
+                for item in done:
+                    if index in marked and item.template.is_opaque:
+                        item = item.model_copy(update={"form": "helper"})
+                    ordered.append((item.line, len(ordered), item))
+            for item in extra.get(result.path, []):
+                ordered.append((item.line, len(ordered), item))
+            ordered.sort(key=lambda entry: (entry[0], entry[1]))
+            sites.extend(item for _, _, item in ordered)
+        return sites
 
 
 class PythonExtractor:
@@ -556,7 +2301,7 @@ class PythonExtractor:
 
     language = "python"
     suffixes: tuple[str, ...] = (".py",)
-    version = "1"
+    version = "3"
 
     def __init__(self, *, window: int = 18) -> None:
         self.window = window
@@ -568,15 +2313,31 @@ class PythonExtractor:
             file: The file, with its bytes.
 
         Returns:
-            The file's sites, in source order, and its exports.
+            The file's sites, in source order, and its exports (see the module docstring).
 
         Raises:
             ExtractionError: The file cannot be decoded or parsed.
         """
+        # The cyclic collector would walk every object alive (all results of the source so
+        # far) again and again while the tree is built; trees hold no cycles, so reference
+        # counting frees them and the collector can wait until the file is done.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._extract(file)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _extract(self, file: SourceFile) -> FileResult:
         data = file.data or b""
         text = decode_source(file)
         try:
-            module = ast.parse(text, filename=file.path)
+            with warnings.catch_warnings():
+                # Old code is full of invalid escapes ("\d" in a plain string): the parser
+                # warns about each, which is the mined project's business, not the user's.
+                warnings.simplefilter("ignore")
+                module = ast.parse(text, filename=file.path)
         except SyntaxError as exc:
             raise ExtractionError(
                 f"syntax error: {exc.msg}",
@@ -590,16 +2351,30 @@ class PythonExtractor:
                 path=file.path,
                 kind=ProblemKind.SYNTAX.value,
             ) from exc
+        extractor = _ModuleExtractor(file.path, split_lines(text), self.window)
         try:
-            sites = _ModuleExtractor(file.path, split_lines(text), self.window).run(module)
+            sites = extractor.run(module)
+            exports = extractor.exports()
         except RecursionError as exc:
             raise ExtractionError(
                 "the module is nested too deeply to analyse",
                 path=file.path,
                 kind=ProblemKind.INTERNAL.value,
             ) from exc
-        return FileResult(path=file.path, digest=blob_digest(data), sites=tuple(sites))
+        return FileResult(
+            path=file.path, digest=blob_digest(data), sites=tuple(sites), exports=exports
+        )
 
     def link(self, results: Sequence[FileResult]) -> list[RaiseSite]:
-        """Return every site of a source, in file order (cross-file resolution comes here)."""
-        return [site for result in results for site in result.sites]
+        """Resolve what crosses files and return every site of a source, in file order.
+
+        Imported and inherited constants, message tables, exception classes that build their
+        own text, factories and message helpers are resolved here, from the exports.
+
+        Args:
+            results: Every file result of one source.
+
+        Returns:
+            The sites, completed; helper calls add sites of their own.
+        """
+        return _Linker(results).run()

@@ -12,6 +12,7 @@ the input per literal.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -31,30 +32,39 @@ class CompiledTemplate:
     literals: tuple[str, ...]
     holes: tuple[str, ...]
 
+    def match_loose(self, message: str) -> tuple[str, ...] | None:
+        """Match a message whose whitespace was changed (wrapped, re-indented, trimmed lines).
+
+        Every run of whitespace in the message and in the template's literals counts as one
+        space; the captures are taken from the normalised message.
+        """
+        return _loose(self).match(normalize_space(message))
+
     @property
     def literal_length(self) -> int:
         """How many literal characters the template has (its specificity)."""
         return sum(len(literal) for literal in self.literals)
 
-    def match(self, message: str) -> tuple[str, ...] | None:
-        """Match a whole message.
+    def match(self, message: str, start: int = 0) -> tuple[str, ...] | None:
+        """Match a whole message (or its end, from ``start``).
 
         Args:
-            message: The text to match, in full.
+            message: The text to match.
+            start: Match ``message[start:]`` (without copying it).
 
         Returns:
             The value captured by each hole, or None when the message does not match.
         """
         literals = self.literals
         if not self.holes:
-            return () if message == literals[0] else None
+            return () if message[start:] == literals[0] else None
         first, last = literals[0], literals[-1]
-        if len(message) < len(first) + len(last):
+        if len(message) - start < len(first) + len(last):
             return None
-        if not message.startswith(first) or not message.endswith(last):
+        if not message.startswith(first, start) or not message.endswith(last):
             return None
         end = len(message) - len(last)
-        position = len(first)
+        position = start + len(first)
         captures: list[str] = []
         for literal in literals[1:-1]:
             found = message.find(literal, position, end)
@@ -64,6 +74,22 @@ class CompiledTemplate:
             position = found + len(literal)
         captures.append(message[position:end])
         return tuple(captures)
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def normalize_space(text: str) -> str:
+    """Collapse each run of whitespace into one space and trim the ends."""
+    return _SPACE.sub(" ", text).strip()
+
+
+@lru_cache(maxsize=4096)
+def _loose(template: CompiledTemplate) -> CompiledTemplate:
+    literals = [_SPACE.sub(" ", literal) for literal in template.literals]
+    literals[0] = literals[0].lstrip()
+    literals[-1] = literals[-1].rstrip()
+    return CompiledTemplate(literals=tuple(literals), holes=template.holes)
 
 
 @lru_cache(maxsize=65536)

@@ -27,6 +27,7 @@ class SearchQuery:
         repo: Only records of this repo.
         error_class: Only records of this class.
         error_type: Only records of this category.
+        any_words: Match records holding any of the words (ranked), not all of them.
         limit: At most this many results.
         offset: Skip this many results (paging).
     """
@@ -35,6 +36,7 @@ class SearchQuery:
     repo: str | None = None
     error_class: str | None = None
     error_type: str | None = None
+    any_words: bool = False
     limit: int = 20
     offset: int = 0
 
@@ -78,12 +80,28 @@ class RecordStore(Protocol):
         """Add or replace records (by id) of ``source``; return how many were written."""
         ...
 
+    def version(self) -> str:
+        """Return a token that changes whenever the records change."""
+        ...
+
+    def get_rows(self, rowids: Sequence[int]) -> dict[int, RecordEnvelope]:
+        """Return records by row id."""
+        ...
+
+    def index_rows(self) -> Iterator[tuple[int, str, str, int, int, str, str]]:
+        """Yield ``(rowid, class, path, line, end line, kind, template JSON)`` per record."""
+        ...
+
     def get(self, record_id: str) -> list[RecordEnvelope]:
         """Return the records with this id (one per source holding it)."""
         ...
 
     def search(self, query: SearchQuery) -> tuple[list[ErrorRecord], int]:
         """Return one page of matching records, best first, and the total count."""
+        ...
+
+    def search_rowids(self, query: SearchQuery) -> list[int]:
+        """Return the row ids of one page of matching records, best first."""
         ...
 
     def iter_envelopes(self, *, repo: str | None = None) -> Iterator[RecordEnvelope]:

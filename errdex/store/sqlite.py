@@ -16,11 +16,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from errdex.analyze.records import template_from_message
 from errdex.errors import StoreError
 from errdex.models import (
     ErrorRecord,
@@ -35,10 +39,14 @@ from errdex.models import (
 )
 from errdex.store.base import SearchQuery
 
-STORE_VERSION = 1
+STORE_VERSION = 2
+"""Bumped whenever the tables change; older stores are migrated when opened."""
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+_SCHEMA: tuple[str, ...] = (
+    """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)
+""",
+    """
 CREATE TABLE IF NOT EXISTS sources (
     id INTEGER PRIMARY KEY,
     key TEXT NOT NULL UNIQUE,
@@ -50,7 +58,9 @@ CREATE TABLE IF NOT EXISTS sources (
     package TEXT,
     version TEXT,
     mined_at TEXT
-);
+)
+""",
+    """
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY,
     source_key TEXT NOT NULL,
@@ -58,7 +68,9 @@ CREATE TABLE IF NOT EXISTS runs (
     finished_at TEXT,
     status TEXT NOT NULL,
     report TEXT
-);
+)
+""",
+    """
 CREATE TABLE IF NOT EXISTS records (
     rowid INTEGER PRIMARY KEY,
     source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
@@ -71,21 +83,34 @@ CREATE TABLE IF NOT EXISTS records (
     file_path TEXT NOT NULL,
     line_number INTEGER NOT NULL,
     error_message TEXT NOT NULL,
+    end_line INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    template TEXT NOT NULL,
     prose TEXT NOT NULL DEFAULT '',
     dataset_version TEXT NOT NULL,
     data TEXT NOT NULL,
     UNIQUE (source_id, id)
-);
-CREATE INDEX IF NOT EXISTS records_by_id ON records (id);
-CREATE INDEX IF NOT EXISTS records_by_class ON records (error_class);
-CREATE INDEX IF NOT EXISTS records_by_repo ON records (repo);
+)
+""",
+    """
+CREATE INDEX IF NOT EXISTS records_by_id ON records (id)
+""",
+    """
+CREATE INDEX IF NOT EXISTS records_by_class ON records (error_class)
+""",
+    """
+CREATE INDEX IF NOT EXISTS records_by_repo ON records (repo)
+""",
+    """
 CREATE TABLE IF NOT EXISTS problems (
     source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
     path TEXT NOT NULL,
     kind TEXT NOT NULL,
     message TEXT NOT NULL,
     line INTEGER NOT NULL DEFAULT 0
-);
+)
+""",
+    """
 CREATE TABLE IF NOT EXISTS files (
     source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
     path TEXT NOT NULL,
@@ -93,36 +118,53 @@ CREATE TABLE IF NOT EXISTS files (
     extractor TEXT NOT NULL,
     result TEXT NOT NULL,
     PRIMARY KEY (source_id, path)
-);
+)
+""",
+    """
 CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(
     error_message, error_class, file_path, prose,
     content='records', content_rowid='rowid', tokenize='unicode61'
-);
+)
+""",
+    """
 CREATE TRIGGER IF NOT EXISTS records_ai AFTER INSERT ON records BEGIN
     INSERT INTO records_fts (rowid, error_message, error_class, file_path, prose)
     VALUES (new.rowid, new.error_message, new.error_class, new.file_path, new.prose);
-END;
+END
+""",
+    """
 CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
     INSERT INTO records_fts (records_fts, rowid, error_message, error_class, file_path, prose)
     VALUES ('delete', old.rowid, old.error_message, old.error_class, old.file_path, old.prose);
-END;
+END
+""",
+    """
 CREATE TRIGGER IF NOT EXISTS records_au AFTER UPDATE ON records BEGIN
     INSERT INTO records_fts (records_fts, rowid, error_message, error_class, file_path, prose)
     VALUES ('delete', old.rowid, old.error_message, old.error_class, old.file_path, old.prose);
     INSERT INTO records_fts (rowid, error_message, error_class, file_path, prose)
     VALUES (new.rowid, new.error_message, new.error_class, new.file_path, new.prose);
-END;
-"""
+END
+""",
+)
+"""The tables, indexes and triggers, one statement each (run inside transactions)."""
 
 _RECORD_COLUMNS = (
     "source_id, id, repo, slug, error_class, error_type, severity, file_path, line_number,"
-    " error_message, prose, dataset_version, data"
+    " error_message, end_line, kind, template, prose, dataset_version, data"
 )
+_RECORD_PLACEHOLDERS = ", ".join("?" * 16)
 
 
-def fts_query(text: str) -> str:
-    """Quote each word of a user's text so FTS5 reads it as plain terms, never as syntax."""
-    return " ".join('"' + word.replace('"', '""') + '"' for word in text.split())
+def fts_query(text: str, *, any_words: bool = False) -> str:
+    """Quote each word of a user's text so FTS5 reads it as plain terms, never as syntax.
+
+    Args:
+        text: The user's words.
+        any_words: Join them with OR instead of FTS5's implicit AND.
+    """
+    joiner = " OR " if any_words else " "
+    return joiner.join('"' + word.replace('"', '""') + '"' for word in text.split())
 
 
 def _prose(record: ErrorRecord) -> str:
@@ -138,6 +180,35 @@ def _prose(record: ErrorRecord) -> str:
     )
 
 
+_FIELD_KEYS = frozenset(field.alias or name for name, field in ErrorRecord.model_fields.items())
+
+
+def load_record(data: str) -> ErrorRecord:
+    """Read a stored record, tolerating keys a different errdex version wrote.
+
+    A store outlives the code that wrote it: keys this version does not know are dropped
+    (fields it added since get their defaults).
+    """
+    try:
+        return ErrorRecord.model_validate_json(data)
+    except ValidationError:
+        raw = json.loads(data)
+        return ErrorRecord.model_validate({k: v for k, v in raw.items() if k in _FIELD_KEYS})
+
+
+def template_json(record: ErrorRecord) -> str:
+    """Return a record's template as compact JSON ``[[text, is_hole], …]`` (what matchers read).
+
+    Imported records that carry no template get one parsed back from ``errorMessage``.
+    """
+    template = record.template if record.template.parts else template_from_message(record)
+    return json.dumps(
+        [[part.text, part.hole] for part in template.parts],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
 def _row(source_id: int, record: ErrorRecord, dataset_version: str) -> tuple[Any, ...]:
     return (
         source_id,
@@ -150,6 +221,9 @@ def _row(source_id: int, record: ErrorRecord, dataset_version: str) -> tuple[Any
         record.file_path,
         record.line_number,
         record.error_message,
+        max(record.end_line_number or record.line_number, record.message_end_line or 0),
+        record.kind.value,
+        template_json(record),
         _prose(record),
         dataset_version,
         json.dumps(record.full_dict(), ensure_ascii=False, separators=(",", ":")),
@@ -178,15 +252,69 @@ class SQLiteStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
+            self._migrate()
+            for statement in _SCHEMA:
+                self._db.execute(statement)
             self._db.execute(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES ('store_version', ?)",
-                (str(STORE_VERSION),),
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('store_version', ?),"
+                " ('store_id', ?), ('generation', '0')",
+                (str(STORE_VERSION), uuid.uuid4().hex),
             )
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(
                 f"cannot open store {self.location}: {exc}", location=self.location
             ) from exc
+
+    def _migrate(self) -> None:
+        """Bring a store written by an older errdex to the current tables.
+
+        The full record is kept as JSON in every row, so the records table is rebuilt from it;
+        cached file results are dropped (the next run re-extracts). All in one transaction.
+        """
+        exists = self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+        ).fetchone()
+        if not exists:
+            return
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'store_version'").fetchone()
+        version = int(row[0]) if row else 0
+        if version == STORE_VERSION:
+            return
+        if version > STORE_VERSION:
+            raise StoreError(
+                f"{self.location} was written by a newer errdex (store version {version})",
+                location=self.location,
+            )
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            old = self._db.execute(
+                "SELECT source_id, data, dataset_version FROM records ORDER BY rowid"
+            ).fetchall()
+            for statement in (
+                "DROP TRIGGER IF EXISTS records_ai",
+                "DROP TRIGGER IF EXISTS records_ad",
+                "DROP TRIGGER IF EXISTS records_au",
+                "DROP TABLE IF EXISTS records_fts",
+                "DROP TABLE IF EXISTS records",
+                "DROP TABLE IF EXISTS files",
+            ):
+                self._db.execute(statement)
+            for statement in _SCHEMA:
+                self._db.execute(statement)
+            self._db.executemany(
+                f"INSERT INTO records ({_RECORD_COLUMNS}) VALUES ({_RECORD_PLACEHOLDERS})",
+                (
+                    _row(source_id, load_record(data), version_text)
+                    for source_id, data, version_text in old
+                ),
+            )
+            self._db.execute(
+                "UPDATE meta SET value = ? WHERE key = 'store_version'", (str(STORE_VERSION),)
+            )
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         """Close the connection."""
@@ -223,6 +351,18 @@ class SQLiteStore:
         )
         row = self._db.execute("SELECT id FROM sources WHERE key = ?", (source.key,)).fetchone()
         return int(row[0])
+
+    def _bump_generation(self) -> None:
+        self._db.execute(
+            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+        )
+
+    def version(self) -> str:
+        """Return a token that changes whenever the records change (for derived caches)."""
+        rows = dict(
+            self._db.execute("SELECT key, value FROM meta WHERE key IN ('store_id', 'generation')")
+        )
+        return f"{rows.get('store_id', '')}:{rows.get('generation', '0')}"
 
     def begin_run(self, source: SourceInfo) -> int:
         """Record that a run of ``source`` started (committed at once); return its id."""
@@ -275,7 +415,7 @@ class SQLiteStore:
                 )
                 self._db.executemany(
                     f"INSERT OR REPLACE INTO records ({_RECORD_COLUMNS})"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    f" VALUES ({_RECORD_PLACEHOLDERS})",
                     (_row(source_id, record, version) for record in records),
                 )
                 self._db.executemany(
@@ -288,6 +428,7 @@ class SQLiteStore:
                         "UPDATE runs SET finished_at = ?, status = 'ok', report = ? WHERE id = ?",
                         (format_timestamp(utc_now()), report.model_dump_json(), run_id),
                     )
+                self._bump_generation()
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -356,13 +497,13 @@ class SQLiteStore:
                         (source_id, envelope.record.id),
                     )
                     self._db.execute(
-                        f"INSERT INTO records ({_RECORD_COLUMNS})"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        f"INSERT INTO records ({_RECORD_COLUMNS}) VALUES ({_RECORD_PLACEHOLDERS})",
                         _row(
                             source_id, envelope.record, format_timestamp(envelope.dataset_version)
                         ),
                     )
                     count += 1
+                self._bump_generation()
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -377,9 +518,7 @@ class SQLiteStore:
 
     @staticmethod
     def _envelope(data: str, dataset_version: str) -> RecordEnvelope:
-        return RecordEnvelope(
-            record=ErrorRecord.model_validate_json(data), dataset_version=dataset_version
-        )
+        return RecordEnvelope(record=load_record(data), dataset_version=dataset_version)
 
     def get(self, record_id: str) -> list[RecordEnvelope]:
         """Return the records with this id (one per source holding it), newest source first."""
@@ -390,6 +529,29 @@ class SQLiteStore:
         ).fetchall()
         return [self._envelope(data, version) for data, version in rows]
 
+    def get_rows(self, rowids: Sequence[int]) -> dict[int, RecordEnvelope]:
+        """Return records by their row ids (the ids matcher indexes refer to)."""
+        found: dict[int, RecordEnvelope] = {}
+        for start in range(0, len(rowids), 500):
+            chunk = list(rowids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            for rowid, data, version in self._db.execute(
+                f"SELECT rowid, data, dataset_version FROM records WHERE rowid IN ({marks})", chunk
+            ):
+                found[int(rowid)] = self._envelope(data, version)
+        return found
+
+    def index_rows(self) -> Iterator[tuple[int, str, str, int, int, str, str]]:
+        """Yield what a matcher index needs of every record, by row id.
+
+        Yields:
+            ``(rowid, error_class, file_path, line_number, end_line, kind, template JSON)``.
+        """
+        yield from self._db.execute(
+            "SELECT rowid, error_class, file_path, line_number, end_line, kind, template"
+            " FROM records ORDER BY rowid"
+        )
+
     def search(self, query: SearchQuery) -> tuple[list[ErrorRecord], int]:
         """Return one page of records matching a query, best first, and the total count.
 
@@ -399,6 +561,15 @@ class SQLiteStore:
         Returns:
             The page and the number of matches in all.
         """
+        rows, total = self._search(query, "r.data", count=True)
+        return [load_record(row[0]) for row in rows], total
+
+    def search_rowids(self, query: SearchQuery) -> list[int]:
+        """Return the row ids of one page of records matching a query, best first."""
+        rows, _ = self._search(query, "r.rowid", count=False)
+        return [int(row[0]) for row in rows]
+
+    def _search(self, query: SearchQuery, columns: str, *, count: bool) -> tuple[list[Any], int]:
         where: list[str] = []
         params: list[Any] = []
         join = ""
@@ -406,7 +577,7 @@ class SQLiteStore:
         if query.text.strip():
             join = "JOIN records_fts f ON f.rowid = r.rowid"
             where.append("records_fts MATCH ?")
-            params.append(fts_query(query.text))
+            params.append(fts_query(query.text, any_words=query.any_words))
             order = "bm25(records_fts), r.rowid"
         for column, value in (
             ("r.repo", query.repo),
@@ -418,16 +589,21 @@ class SQLiteStore:
                 params.append(value)
         clause = ("WHERE " + " AND ".join(where)) if where else ""
         try:
-            total = self._db.execute(
-                f"SELECT count(*) FROM records r {join} {clause}", params
-            ).fetchone()[0]
+            total = (
+                self._db.execute(
+                    f"SELECT count(*) FROM records r {join} {clause}", params
+                ).fetchone()[0]
+                if count
+                else 0
+            )
             rows = self._db.execute(
-                f"SELECT r.data FROM records r {join} {clause} ORDER BY {order} LIMIT ? OFFSET ?",
+                f"SELECT {columns} FROM records r {join} {clause}"
+                f" ORDER BY {order} LIMIT ? OFFSET ?",
                 [*params, query.limit, query.offset],
             ).fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"search failed: {exc}", location=self.location) from exc
-        return [ErrorRecord.model_validate_json(row[0]) for row in rows], int(total)
+        return rows, int(total)
 
     def iter_envelopes(self, *, repo: str | None = None) -> Iterator[RecordEnvelope]:
         """Yield every record (of one repo) with its dataset version, in a stable order."""

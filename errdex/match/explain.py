@@ -1,0 +1,512 @@
+"""Explain: pasted text → the records that produced it, ranked by evidence.
+
+Steps: parse the text into errors with frames (:mod:`errdex.match.parse`); for each error, the
+prefilter proposes templates whose key occurs in the message, and each template's matcher
+verifies the whole message (linear time); frames add the records of the files they point at.
+Candidates are ranked by, in order of strength: a frame at the record's line (or within its
+statement), the same file at a nearby line, the error class, and how much literal text the
+template has. Identical templates that nothing tells apart are reported as ambiguous. When no
+template matches, the nearest records come back marked approximate, never as exact.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from bisect import bisect_left
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from errdex.match.index import (
+    MatcherIndex,
+    build_index,
+    index_path,
+    load_index,
+    path_variants,
+    save_index,
+)
+from errdex.match.parse import Frame, ParsedError, ParsedInput, parse
+from errdex.models import Match, MatchKind
+from errdex.store.base import RecordStore, SearchQuery
+
+NEARBY_LINES = 40
+"""A frame this close to a record's line in the same file counts as another version of it."""
+
+MAX_CANDIDATES = 5000
+"""At most this many verified records are ranked per error (identical templates)."""
+
+_ALIASES = {
+    "EnvironmentError": "OSError",
+    "IOError": "OSError",
+    "WindowsError": "OSError",
+    "socket.error": "OSError",
+    "select.error": "OSError",
+    "socket.timeout": "TimeoutError",
+}
+"""Names that are the same class at run time (a traceback prints the real one)."""
+
+SPECIFIC = 12
+"""Templates with fewer literal characters match too much to be evidence on their own."""
+
+MAX_LINES = 40
+"""At most this many lines are searched when the message itself matches nothing."""
+
+MAX_PASTE_LINES = 400
+"""The last lines of a paste that the fallbacks look at."""
+
+FALLBACK_LINE_CHARS = 4000
+"""Longer lines are left out of the fallbacks (they keep a lookup fast on hostile pastes)."""
+
+_MENTION = re.compile(r"(?P<path>[\w./\\-]+\.py)(?::|\", line |, line )(?P<line>\d{1,7})\b")
+"""A multi-line message with no whole match is also tried line by line, at most this many."""
+
+
+def same_class(pasted: str, recorded: str) -> bool:
+    """Tell whether a pasted class name and a record's class name are the same class."""
+    return _ALIASES.get(pasted, pasted) == _ALIASES.get(recorded, recorded)
+
+
+_LEVELS = frozenset({"CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "EXCEPTION"})
+_ERRNO = re.compile(r"^\[(?:Errno|WinError) -?\d+\] ")
+
+
+@dataclass
+class _Candidate:
+    """A record under consideration for one parsed error (scored once, at the end)."""
+
+    record: int
+    error: int
+    captures: tuple[str, ...] | None
+    frame_gain: float = 0.0
+    frame_note: str = ""
+    line_note: str = ""
+    line_bonus: float = 0.0
+    logger_gain: float = 0.0
+    score: float = 0.0
+    evidence: list[str] = field(default_factory=list)
+    exact: bool = False
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """The answer to one paste.
+
+    Attributes:
+        parsed: The parsed input (the original text is in ``parsed.original``).
+        matches: The best matches, best first.
+        ambiguous: The best exact matches share a template and nothing tells them apart.
+        total: How many records matched before the list was cut to ``top``.
+    """
+
+    parsed: ParsedInput
+    matches: list[Match]
+    ambiguous: bool = False
+    total: int = 0
+
+    @property
+    def found(self) -> bool:
+        """Whether at least one exact match was found."""
+        return any(match.kind is MatchKind.EXACT for match in self.matches)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the answer as ``errdex explain --json`` prints it (records in seed format)."""
+        return {
+            "parsed": asdict(self.parsed),
+            "ambiguous": self.ambiguous,
+            "total": self.total,
+            "matches": [
+                {
+                    "record": match.record.seed_dict(),
+                    "kind": match.kind.value,
+                    "score": round(match.score, 3),
+                    "evidence": match.evidence,
+                    "captures": match.captures,
+                    "error": match.error,
+                    "function": match.record.function,
+                }
+                for match in self.matches
+            ],
+        }
+
+
+def message_variants(error: ParsedError) -> list[str]:
+    """Return the texts a record's template may have produced for a parsed error.
+
+    ``KeyError`` shows the repr of its argument (``KeyError: 'missing x'``), ``OSError`` puts
+    ``[Errno N]`` before its message; both are undone here.
+    """
+    message = error.message.strip()
+    variants = [message]
+    if len(message) >= 2 and message[0] == message[-1] and message[0] in "'\"":
+        try:
+            value = ast.literal_eval(message)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            value = None
+        if isinstance(value, str):
+            variants.append(value)
+    stripped = _ERRNO.sub("", message)
+    if stripped != message:
+        variants.append(stripped)
+    return variants
+
+
+def _in_package(path: str, package: str) -> bool:
+    return any(v.startswith(package + "/") or v == package + ".py" for v in path_variants(path))
+
+
+class Explainer:
+    """Answers pasted errors from a store, through its matcher index.
+
+    Args:
+        store: The store the records are read from.
+        index: The matcher index built from that store.
+    """
+
+    def __init__(self, store: RecordStore, index: MatcherIndex) -> None:
+        self.store = store
+        self.index = index
+
+    @classmethod
+    def open(
+        cls, store: RecordStore, *, cache: Path | None, engine: str = "aho-corasick"
+    ) -> Explainer:
+        """Load the store's cached index, or build (and cache) it when missing or stale.
+
+        Args:
+            store: The store.
+            cache: Where the index is cached (``<db>.matcher``); None to never cache.
+            engine: The prefilter engine (``aho-corasick``, or ``hyperscan`` with
+                ``errdex[fast]``).
+
+        Returns:
+            The explainer.
+        """
+        version = store.version()
+        index = load_index(cache, version=version) if cache is not None else None
+        if index is None:
+            index = build_index(store.index_rows(), version=version, engine=engine)
+            if cache is not None:
+                save_index(index, cache)
+        return cls(store, index)
+
+    @classmethod
+    def for_database(
+        cls, store: RecordStore, db: Path, *, engine: str = "aho-corasick"
+    ) -> Explainer:
+        """Open an explainer whose index is cached next to the database file ``db``."""
+        cache = None if str(db) == ":memory:" else index_path(db, engine)
+        return cls.open(store, cache=cache, engine=engine)
+
+    def explain(self, text: str, *, top: int = 5) -> Explanation:
+        """Explain a pasted error, traceback or log.
+
+        Args:
+            text: Anything a user pastes.
+            top: At most this many matches are returned.
+
+        Returns:
+            The parsed input and the ranked matches.
+        """
+        parsed = parse(text)
+        candidates: dict[int, _Candidate] = {}
+        tail = text[-MAX_PASTE_LINES * FALLBACK_LINE_CHARS :]
+        original_lines = [
+            line
+            for line in tail.splitlines()[-MAX_PASTE_LINES:]
+            if len(line) <= FALLBACK_LINE_CHARS
+        ]
+        primary = len(parsed.errors) - 1
+        for number, error in enumerate(parsed.errors):
+            self._collect(number, error, candidates, original_lines if number == primary else [])
+        for candidate in candidates.values():
+            self._score(candidate, parsed.errors[candidate.error])
+        rowids = self.index.rowids
+        ranked = sorted(candidates.values(), key=lambda c: (-c.score, rowids[c.record]))
+        exact = [c for c in ranked if c.exact]
+        ambiguous = self._mark_ambiguity(exact)
+        chosen = (exact or ranked)[:top]
+        if not exact:
+            chosen = self._nearest_by_words(parsed, chosen, top)
+        return Explanation(
+            parsed=parsed,
+            matches=self._materialise(chosen),
+            ambiguous=ambiguous,
+            total=len(exact) if exact else len(chosen),
+        )
+
+    # -- candidates ----------------------------------------------------------------------
+
+    def _collect(
+        self,
+        number: int,
+        error: ParsedError,
+        candidates: dict[int, _Candidate],
+        paste: list[str],
+    ) -> None:
+        """Add the records whose template produces the message, and those frames point at.
+
+        Args:
+            number: The error's position in the parse.
+            error: The error.
+            candidates: Where candidates are collected.
+            paste: The pasted lines, searched when the message itself matches nothing
+                specific (the primary error only).
+        """
+        index = self.index
+        variants = message_variants(error)
+        specific = self._verify_variants(number, variants, candidates, note="")
+        if not specific:
+            # The error may sit inside other text: context lines printed around it (pip's
+            # "Collecting …"), a log prefix the parser does not know, or a format the parser
+            # misread. Look for a specific template in each line, the last (where the error
+            # usually is) counting most.
+            lines = [line.strip() for line in error.message.splitlines() if line.strip()]
+            found = self._search_lines(number, lines, candidates, "the message")
+            if not found and paste:
+                lines = [line.strip() for line in paste if line.strip()]
+                self._search_lines(number, lines, candidates, "the paste")
+        frames = error.frames or self._mentions(paste)
+        for position, frame in enumerate(frames):
+            innermost = position == len(frames) - 1
+            for record in index.records_in_file(frame.path):
+                candidate = candidates.get(record)
+                if candidate is None:
+                    near = (
+                        frame.line is not None
+                        and abs(frame.line - index.line(record)) <= NEARBY_LINES
+                    )
+                    captures = self._verify(record, variants)
+                    if captures is None and not near:
+                        continue
+                    candidate = _Candidate(record, number, captures)
+                    candidates[record] = candidate
+                self._frame_evidence(candidate, frame.line, innermost)
+        if error.logger:
+            module = error.logger.replace(".", "/")
+            for path in (f"{module}.py", f"{module}/__init__.py"):
+                for record in index.records_in_file(path):
+                    hinted = candidates.get(record)
+                    if hinted is not None:
+                        hinted.logger_gain = 20.0
+
+    def _search_lines(
+        self, number: int, lines: list[str], candidates: dict[int, _Candidate], what: str
+    ) -> int:
+        """Add records whose specific template is found inside one of the lines."""
+        found = 0
+        lines = [line for line in lines if len(line) <= FALLBACK_LINE_CHARS]
+        last = len(lines) - 1
+        for position in range(last, max(-1, last - MAX_LINES), -1):
+            where = f"line {position + 1} of {what}" if last else what
+            for template, captures in self.index.find_in(lines[position], min_literal=SPECIFIC):
+                for record in self.index.records_of(template)[:MAX_CANDIDATES]:
+                    found += 1
+                    if record not in candidates:
+                        candidates[record] = _Candidate(
+                            record,
+                            number,
+                            captures,
+                            line_note=f"{where} contains the template",
+                            line_bonus=12.0 * position / last if last else 12.0,
+                        )
+        return found
+
+    @staticmethod
+    def _mentions(paste: list[str]) -> tuple[Frame, ...]:
+        """Read ``path.py:LINE`` mentions as frames, for formats the parser has no frames for."""
+        frames: list[Frame] = []
+        for line in paste:
+            for match in _MENTION.finditer(line):
+                frames.append(Frame(path=match["path"], line=int(match["line"])))
+                if len(frames) >= 50:
+                    return tuple(frames)
+        return tuple(frames)
+
+    def _verify_variants(
+        self, number: int, variants: list[str], candidates: dict[int, _Candidate], *, note: str
+    ) -> int:
+        """Add the records whose template produces one of the variants.
+
+        Returns:
+            How many of them have a specific template (:data:`SPECIFIC` literal characters).
+        """
+        index = self.index
+        specific = 0
+        loose = any("\n" in v or "  " in v for v in variants)
+        for variant in variants:
+            for template in index.candidates(variant):
+                compiled = index.template(template)
+                captures = compiled.match(variant)
+                if captures is None and (loose or "\n" in "".join(compiled.literals)):
+                    captures = compiled.match_loose(variant)
+                    if captures is not None and not note:
+                        note = "the message matches the template apart from its whitespace"
+                if captures is None:
+                    continue
+                if compiled.literal_length >= SPECIFIC:
+                    specific += 1
+                for record in index.records_of(template)[:MAX_CANDIDATES]:
+                    if record not in candidates:
+                        candidates[record] = _Candidate(record, number, captures, line_note=note)
+            if specific:
+                break
+        return specific
+
+    def _verify(self, record: int, variants: list[str]) -> tuple[str, ...] | None:
+        template = self.index.template(self.index.template_of(record))
+        for variant in variants:
+            captures = template.match(variant)
+            if captures is not None:
+                return captures
+        return None
+
+    def _frame_evidence(self, candidate: _Candidate, line: int | None, innermost: bool) -> None:
+        """Keep the strongest frame evidence a candidate has."""
+        index = self.index
+        record = candidate.record
+        start, end = index.line(record), index.end_line(record)
+        if line is not None and start <= line <= end:
+            # The statement's first line beats a line inside it (another version's statement
+            # may span the same line).
+            gain = (40.0 if innermost else 30.0) - (0.0 if line == start else 4.0)
+            note = f"a frame points at the record's line ({index.path(record)}:{line})"
+        elif line is not None and abs(line - start) <= NEARBY_LINES:
+            gain = 15.0 - abs(line - start) / NEARBY_LINES * 5
+            note = (
+                f"a frame is in the same file at line {line}, near the record's line {start}"
+                " (another version of the file?)"
+            )
+        else:
+            gain, note = 5.0, "a frame is in the record's file"
+        if gain > candidate.frame_gain:
+            candidate.frame_gain, candidate.frame_note = gain, note
+
+    def _score(self, candidate: _Candidate, error: ParsedError) -> None:
+        """Score a candidate from its evidence; exact needs the message and no contradiction."""
+        index = self.index
+        record = candidate.record
+        template_number = index.template_of(record)
+        template = index.template(template_number)
+        evidence = candidate.evidence
+        score = candidate.frame_gain + candidate.logger_gain
+        if candidate.captures is not None:
+            score += 50.0 + min(template.literal_length, 60) / 6
+            literal = template.literal_length
+            evidence.append(
+                candidate.line_note
+                or f"the message matches the template ({literal} literal characters)"
+            )
+            if candidate.line_note:
+                score += candidate.line_bonus - 12.0
+        else:
+            evidence.append("the message does not match this record's template")
+        if candidate.frame_note:
+            evidence.append(candidate.frame_note)
+        if candidate.logger_gain:
+            evidence.append(f"the logger {error.logger} is the record's module")
+        contradiction = False
+        wanted, have = error.error_class, index.error_class(record)
+        if wanted:
+            wanted_level, have_level = wanted.upper() in _LEVELS, have.upper() in _LEVELS
+            if same_class(wanted, have):
+                score += 15.0
+                evidence.append(f"the error class is {have}")
+            elif wanted_level and have_level:
+                evidence.append(f"logged at {have}, pasted at {wanted}")
+            elif wanted_level or have_level:
+                evidence.append(f"the record is {have}; the input shows {wanted}")
+            else:
+                contradiction = True
+                score -= 25.0
+                evidence.append(f"the class differs: the input shows {wanted}, the record {have}")
+        weak = template.literal_length < SPECIFIC
+        if weak:
+            score -= 10.0
+            evidence.append("the template has almost no literal text")
+        package = (error.qualified_class or "").split(".")[0]
+        if (
+            package
+            and package != error.qualified_class
+            and _in_package(index.path(record), package)
+        ):
+            score += 8.0
+            evidence.append(f"the class is qualified with the record's package ({package})")
+        candidate.score = score
+        # A template that matches almost anything is evidence only with a frame at its line.
+        candidate.exact = (
+            candidate.captures is not None
+            and not contradiction
+            and (not weak or candidate.frame_gain >= 30.0)
+        )
+
+    def _mark_ambiguity(self, exact: list[_Candidate]) -> bool:
+        """Note when the best exact matches are identical templates nothing tells apart."""
+        if len(exact) < 2 or exact[0].score != exact[1].score:
+            return False
+        index = self.index
+
+        def text_of(record: int) -> tuple[str, ...]:
+            # Templates that differ only in their holes' names print the same messages.
+            return index.template(index.template_of(record)).literals
+
+        best = text_of(exact[0].record)
+        tied = [c for c in exact if c.score == exact[0].score]
+        if any(text_of(c.record) != best for c in tied):
+            return False
+        note = f"{len(tied)} sites raise this same message; nothing in the input tells them apart"
+        for candidate in tied:
+            candidate.evidence.append(note)
+        return True
+
+    def _nearest_by_words(
+        self, parsed: ParsedInput, chosen: list[_Candidate], top: int
+    ) -> list[_Candidate]:
+        """Without an exact match, fill the answer with records sharing the message's words."""
+        if len(chosen) >= top or not parsed.errors:
+            return chosen
+        error = len(parsed.errors) - 1
+        words = re.findall(r"[A-Za-z_][A-Za-z0-9_]{3,}", parsed.errors[error].message)[:12]
+        if not words:
+            return chosen
+        rowids = self.store.search_rowids(
+            SearchQuery(text=" ".join(words), any_words=True, limit=top)
+        )
+        known = {self.index.rowids[c.record] for c in chosen}
+        wanted = [rowid for rowid in rowids if rowid not in known][: top - len(chosen)]
+        rows = self.index.rowids  # ascending: the index is built in row id order
+        for rowid in wanted:
+            position = bisect_left(rows, rowid)
+            if position < len(rows) and rows[position] == rowid:
+                note = ["no template matches; this record shares words with the message"]
+                chosen.append(_Candidate(position, error, None, evidence=note))
+        return chosen
+
+    def _materialise(self, chosen: list[_Candidate]) -> list[Match]:
+        rows = self.store.get_rows([self.index.rowids[c.record] for c in chosen])
+        matches: list[Match] = []
+        for candidate in chosen:
+            envelope = rows.get(self.index.rowids[candidate.record])
+            if envelope is None:
+                continue
+            template = self.index.template(self.index.template_of(candidate.record))
+            captures: dict[str, str] = {}
+            if candidate.captures is not None:
+                for name, value in zip(template.holes, candidate.captures, strict=True):
+                    key = name
+                    suffix = 2
+                    while key in captures:
+                        key = f"{name}#{suffix}"
+                        suffix += 1
+                    captures[key] = value
+            matches.append(
+                Match(
+                    record=envelope.record,
+                    kind=MatchKind.EXACT if candidate.exact else MatchKind.APPROXIMATE,
+                    score=candidate.score,
+                    evidence=candidate.evidence,
+                    captures=captures,
+                    error=candidate.error,
+                )
+            )
+        return matches

@@ -1,0 +1,424 @@
+"""The matcher index: every record's template, a literal prefilter over them, and frame lookups.
+
+Built once from a store and cached on disk next to it (``<db>.matcher``, or
+``<db>.<engine>.matcher`` for another engine), keyed by the store's version token, so a new
+process loads it instead of rebuilding it.
+
+* Identical templates are stored once; each template lists its records (transformers repeats
+  one message at 444 sites).
+* Each template with a usable literal gets one **key**: a literal run of at most
+  :data:`KEY_LENGTH` characters with at least three letters or digits, chosen to be the least
+  shared among all templates. A pyahocorasick automaton over the keys finds, in one pass over a
+  message, every template whose key occurs in it; only those are verified (Hyperscan does the
+  same with ``errdex[fast]``, see :mod:`errdex.match.engines`). Every message a
+  template produces contains its key, so the prefilter never loses a match.
+* Templates without a usable literal (``{msg}``, ``{}: {}``) are **generic**: they are reached
+  only through a traceback frame that points at their file.
+* Records are kept as compact arrays (row id, class, path, lines, kind) for ranking; the full
+  record is read from the store only for the answers shown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import re
+import tempfile
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from errdex.match.compile import CompiledTemplate
+from errdex.match.engines import PrefilterEngine, make_engine
+
+KEY_LENGTH = 16
+"""Longest prefilter key; longer literals contribute a window of this length."""
+
+FORMAT_VERSION = 1
+
+IndexRow = tuple[int, str, str, int, int, str, str]
+"""What the index reads per record: rowid, class, path, line, end line, kind, template JSON."""
+
+
+_THREE_ALNUM = re.compile(r"[^\W_][\W_]*[^\W_][\W_]*[^\W_]")
+
+
+def _usable(text: str) -> bool:
+    """Whether a key candidate holds at least three letters or digits."""
+    return _THREE_ALNUM.search(text) is not None
+
+
+MAX_STARTS = 16
+"""A template is tried at most at this many places in a line (:meth:`MatcherIndex.find_in`)."""
+
+LAYOUT_PREFIXES = ("src/", "python/", "lib/", "python3/")
+"""Repository directories that are not part of the installed package's path."""
+
+
+def path_variants(path: str) -> list[str]:
+    """Return a record path and its forms without source-layout prefixes (``src/``, ``python/``)."""
+    variants = [path]
+    while True:
+        for prefix in LAYOUT_PREFIXES:
+            if variants[-1].startswith(prefix) and "/" in variants[-1][len(prefix) :]:
+                variants.append(variants[-1][len(prefix) :])
+                break
+        else:
+            return variants
+
+
+def candidate_keys(literals: Iterable[str]) -> list[str]:
+    """List the prefilter keys a template could use (windows of its literal runs).
+
+    Args:
+        literals: The template's literal runs.
+
+    Returns:
+        Keys of at most :data:`KEY_LENGTH` characters holding at least three letters or
+        digits; empty when the template has no usable literal.
+    """
+    keys: list[str] = []
+    for literal in literals:
+        if not _usable(literal):
+            continue
+        if len(literal) <= KEY_LENGTH:
+            keys.append(literal)
+            continue
+        middle = (len(literal) - KEY_LENGTH) // 2
+        for start in (0, middle, len(literal) - KEY_LENGTH):
+            window = literal[start : start + KEY_LENGTH]
+            if _usable(window) and window not in keys:
+                keys.append(window)
+    return keys
+
+
+def _csr(groups: Sequence[Sequence[int]]) -> tuple[array[int], array[int]]:
+    """Pack lists of ints as (starts, items): group ``g`` is ``items[starts[g]:starts[g+1]]``."""
+    starts = array("i", [0])
+    items = array("i")
+    for group in groups:
+        items.extend(group)
+        starts.append(len(items))
+    return starts, items
+
+
+class MatcherIndex:
+    """Templates, their records and the prefilter, ready to answer lookups.
+
+    Everything is kept in flat arrays and lists of plain tuples and strings, so that a cached
+    index of a million records loads in seconds. Templates and records are numbered from 0;
+    records in row id order.
+
+    Args:
+        version: The store version token the index was built from.
+    """
+
+    def __init__(self, version: str) -> None:
+        self.version = version
+        self.engine: PrefilterEngine | None = None
+        self._literals: list[tuple[str, ...]] = []
+        self._holes: list[tuple[str, ...]] = []
+        self._generic = bytearray()
+        self._template_starts = array("i", [0])
+        self._template_items = array("i")
+        self._bucket_starts = array("i", [0])
+        self._bucket_items = array("i")
+        self._record_template = array("i")
+        self._rowids = array("q")
+        self._lines = array("i")
+        self._end_lines = array("i")
+        self._class_ids = array("i")
+        self._path_ids = array("i")
+        self._kind_ids = array("i")
+        self._class_names: list[str] = []
+        self._path_names: list[str] = []
+        self._kind_names: list[str] = []
+        self._path_starts = array("i", [0])
+        self._path_items = array("i")
+        self._by_basename: dict[str, tuple[int, ...]] = {}
+        self._compiled: dict[int, CompiledTemplate] = {}
+
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        state["_compiled"] = {}  # rebuilt on use; not worth the bytes on disk
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+
+    # -- templates ---------------------------------------------------------------------------
+
+    @property
+    def template_count(self) -> int:
+        """How many distinct templates the index holds."""
+        return len(self._literals)
+
+    def template(self, number: int) -> CompiledTemplate:
+        """Return a template's matcher (made on first use, then kept)."""
+        compiled = self._compiled.get(number)
+        if compiled is None:
+            compiled = CompiledTemplate(literals=self._literals[number], holes=self._holes[number])
+            self._compiled[number] = compiled
+        return compiled
+
+    def is_generic(self, number: int) -> bool:
+        """Whether a template has no usable literal (reachable through frames only)."""
+        return bool(self._generic[number])
+
+    def records_of(self, number: int) -> array[int]:
+        """Return a template's records."""
+        starts = self._template_starts
+        return self._template_items[starts[number] : starts[number + 1]]
+
+    def candidates(self, message: str) -> list[int]:
+        """Return each template whose key occurs in ``message`` (each once)."""
+        if self.engine is None or not message:
+            return []
+        starts, items = self._bucket_starts, self._bucket_items
+        found: list[int] = []
+        for bucket in set(self.engine.buckets(message)):
+            found.extend(items[starts[bucket] : starts[bucket + 1]])
+        return found
+
+    def find_in(self, text: str, *, min_literal: int = 0) -> list[tuple[int, tuple[str, ...]]]:
+        """Find templates that produced the *end* of a text (a message behind a log prefix).
+
+        Each candidate template is tried at every place its first literal occurs; a template
+        that starts with a hole absorbs the prefix into that hole.
+
+        Args:
+            text: One line.
+            min_literal: Skip templates with fewer literal characters.
+
+        Returns:
+            ``(template, captures)`` for each template that matches, in candidate order.
+        """
+        found: list[tuple[int, tuple[str, ...]]] = []
+        for number in self.candidates(text):
+            template = self.template(number)
+            if template.literal_length < min_literal:
+                continue
+            first = template.literals[0]
+            start = text.find(first) if first else 0
+            tries = 0
+            while start >= 0 and tries < MAX_STARTS:
+                captures = template.match(text, start)
+                if captures is not None:
+                    found.append((number, captures))
+                    break
+                tries += 1
+                start = text.find(first, start + 1) if first else -1
+        return found
+
+    # -- records -----------------------------------------------------------------------------
+
+    @property
+    def record_count(self) -> int:
+        """How many records the index holds."""
+        return len(self._rowids)
+
+    @property
+    def rowids(self) -> array[int]:
+        """Per record, its row id in the store (ascending)."""
+        return self._rowids
+
+    def template_of(self, record: int) -> int:
+        """Return a record's template."""
+        return self._record_template[record]
+
+    def error_class(self, record: int) -> str:
+        """Return a record's error class."""
+        return self._class_names[self._class_ids[record]]
+
+    def path(self, record: int) -> str:
+        """Return a record's file path."""
+        return self._path_names[self._path_ids[record]]
+
+    def line(self, record: int) -> int:
+        """Return the first line of a record's statement."""
+        return self._lines[record]
+
+    def end_line(self, record: int) -> int:
+        """Return the last line of a record's statement or message."""
+        return self._end_lines[record]
+
+    def kind(self, record: int) -> str:
+        """Return a record's site kind."""
+        return self._kind_names[self._kind_ids[record]]
+
+    def records_in_file(self, frame_path: str) -> list[int]:
+        """Return the records whose file path is a suffix of a frame's path.
+
+        A repository path may carry a source-layout prefix that an installed package does not
+        (``python/sglang/…`` is ``site-packages/sglang/…``; ``src/pkg/…`` is ``pkg/…``), so
+        the record's path also counts without those prefixes.
+
+        Args:
+            frame_path: A path as a traceback shows it (absolute, relative, Windows).
+
+        Returns:
+            Record indexes, in index order.
+        """
+        normalized = frame_path.replace("\\", "/")
+        name = normalized.rsplit("/", 1)[-1]
+        found: list[int] = []
+        starts, items = self._path_starts, self._path_items
+        for path_id in self._by_basename.get(name, ()):
+            if any(
+                normalized == variant or normalized.endswith("/" + variant)
+                for variant in path_variants(self._path_names[path_id])
+            ):
+                found.extend(items[starts[path_id] : starts[path_id + 1]])
+        return sorted(found)
+
+
+def build_index(
+    rows: Iterable[IndexRow], *, version: str, engine: str = "aho-corasick"
+) -> MatcherIndex:
+    """Build an index from a store's index rows.
+
+    A template's leading and trailing whitespace is not kept: pasted messages come trimmed.
+
+    Args:
+        rows: ``(rowid, class, path, line, end line, kind, template JSON)`` per record, in
+            row id order.
+        version: The store's version token.
+        engine: The prefilter engine (``aho-corasick`` or ``hyperscan``).
+
+    Returns:
+        The index.
+    """
+    index = MatcherIndex(version)
+    template_ids: dict[str, int] = {}
+    members: list[list[int]] = []
+    names: dict[str, dict[str, int]] = {"class": {}, "path": {}, "kind": {}}
+    lists = {
+        "class": index._class_names,
+        "path": index._path_names,
+        "kind": index._kind_names,
+    }
+
+    def intern(table: str, value: str) -> int:
+        known = names[table]
+        number = known.get(value)
+        if number is None:
+            number = known[value] = len(known)
+            lists[table].append(value)
+        return number
+
+    path_records: list[list[int]] = []
+    for record, (rowid, error_class, path, line, end_line, kind, template) in enumerate(rows):
+        number = template_ids.get(template)
+        if number is None:
+            number = template_ids[template] = len(members)
+            members.append([])
+            literals, holes = _split(template)
+            index._literals.append(literals)
+            index._holes.append(holes)
+        members[number].append(record)
+        index._record_template.append(number)
+        index._rowids.append(rowid)
+        index._lines.append(line)
+        index._end_lines.append(max(line, end_line))
+        index._class_ids.append(intern("class", error_class))
+        index._kind_ids.append(intern("kind", kind))
+        path_id = intern("path", path)
+        index._path_ids.append(path_id)
+        if path_id == len(path_records):
+            path_records.append([])
+        path_records[path_id].append(record)
+    index._template_starts, index._template_items = _csr(members)
+    index._path_starts, index._path_items = _csr(path_records)
+    by_basename: dict[str, list[int]] = {}
+    for path_id, path in enumerate(index._path_names):
+        by_basename.setdefault(path.rsplit("/", 1)[-1], []).append(path_id)
+    index._by_basename = {name: tuple(ids) for name, ids in by_basename.items()}
+    _build_prefilter(index, engine)
+    return index
+
+
+def _split(template: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    literals = [""]
+    holes: list[str] = []
+    for text, hole in json.loads(template):
+        if hole:
+            holes.append(text)
+            literals.append("")
+        else:
+            literals[-1] += text
+    literals[0] = literals[0].lstrip()
+    literals[-1] = literals[-1].rstrip()
+    return tuple(literals), tuple(holes)
+
+
+def _build_prefilter(index: MatcherIndex, engine: str) -> None:
+    choices = [candidate_keys(literals) for literals in index._literals]
+    shared = Counter(key for keys in choices for key in keys)
+    bucket_of: dict[str, int] = {}
+    buckets: list[list[int]] = []
+    for number, keys in enumerate(choices):
+        if not keys:
+            index._generic.append(1)
+            continue
+        index._generic.append(0)
+        # The least shared key keeps candidate lists short; longer wins a tie.
+        key = min(keys, key=lambda k: (shared[k], -len(k)))
+        bucket = bucket_of.get(key)
+        if bucket is None:
+            bucket = bucket_of[key] = len(buckets)
+            buckets.append([])
+        buckets[bucket].append(number)
+    index.engine = make_engine(engine, list(bucket_of))
+    index._bucket_starts, index._bucket_items = _csr(buckets)
+
+
+def index_path(db_path: Path, engine: str = "aho-corasick") -> Path:
+    """Return where the matcher index of a store is cached (one file per engine)."""
+    infix = "" if engine == "aho-corasick" else f".{engine}"
+    return db_path.with_name(f"{db_path.name}{infix}.matcher")
+
+
+def save_index(index: MatcherIndex, path: Path) -> None:
+    """Write an index atomically (a temporary file renamed into place)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            pickle.dump(
+                (FORMAT_VERSION, index.version, index), stream, protocol=pickle.HIGHEST_PROTOCOL
+            )
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def load_index(path: Path, *, version: str) -> MatcherIndex | None:
+    """Load a cached index when it was built from the store's current version.
+
+    The file is errdex's own cache next to the store (never downloaded or shared), which is
+    why unpickling it is acceptable.
+
+    Args:
+        path: The cache file.
+        version: The store's current version token.
+
+    Returns:
+        The index, or None when it is missing, stale or unreadable.
+    """
+    try:
+        with path.open("rb") as stream:
+            loaded = pickle.load(stream)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError):
+        return None
+    if (
+        not isinstance(loaded, tuple)
+        or len(loaded) != 3
+        or loaded[0] != FORMAT_VERSION
+        or loaded[1] != version
+        or not isinstance(loaded[2], MatcherIndex)
+    ):
+        return None
+    return loaded[2]

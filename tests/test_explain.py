@@ -1,0 +1,315 @@
+"""Explain: pasted text → records, through the CLI, the Python API and the runtime hook."""
+
+import io
+import json
+import logging
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from conftest import SEED_FILE, SEED_PATH, make_repo, seed_fixture_source
+from corpus import unpacked_wheel
+
+import errdex
+from errdex.match.explain import Explainer
+from errdex.pipeline import Pipeline
+from errdex.settings import Settings
+from errdex.store.sqlite import SQLiteStore
+
+SITE = "/opt/venv/lib/python3.11/site-packages"
+SEED_TRACEBACK = f"""Traceback (most recent call last):
+  File "{SITE}/sglang/srt/managers/scheduler.py", line 310, in __init__
+    self.num_tokens = resolve_num_tokens_per_req(spec, phase="draft")
+  File "{SITE}/{SEED_PATH.removeprefix("python/")}", line 124, in resolve_num_tokens_per_req
+    raise ValueError(f"Unknown speculative phase: {{phase}}")
+ValueError: Unknown speculative phase: draft
+"""
+
+
+@pytest.fixture
+def seeded(cli, tmp_path, seed):
+    repo = tmp_path / "sglang"
+    make_repo(repo, {SEED_PATH: seed_fixture_source(seed["record"])})
+    assert cli("mine", str(repo), "--repo", "sgl-project/sglang").exit_code == 0
+    return json.loads(cli("export", "--format", "seed").output.splitlines()[0])["record"]
+
+
+def test_explain_a_traceback_finds_the_seed_site_with_captures(cli, seeded):
+    result = cli("explain", SEED_TRACEBACK, "--json")
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.output)
+    best = answer["matches"][0]
+    assert best["kind"] == "exact"
+    assert best["record"]["filePath"] == SEED_PATH and best["record"]["lineNumber"] == 124
+    assert best["captures"] == {"phase": "draft"}
+    assert any("frame points at the record's line" in e for e in best["evidence"])
+    assert answer["parsed"]["original"] == SEED_TRACEBACK
+    assert list(best["record"]) == list(seeded)  # seed format
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Unknown speculative phase: target-verify",
+        "ValueError: Unknown speculative phase: target-verify",
+        "2026-12-02 10:00:00,123 - sglang - ERROR - ValueError: Unknown speculative phase: x",
+    ],
+)
+def test_explain_a_bare_message_or_line(cli, seeded, text):
+    result = cli("explain", text, "--json")
+    assert result.exit_code == 0, result.output
+    best = json.loads(result.output)["matches"][0]
+    assert best["kind"] == "exact" and best["record"]["lineNumber"] == 124
+
+
+def test_explain_reads_stdin_and_files_and_renders(cli, seeded, tmp_path):
+    assert cli("explain", input=SEED_TRACEBACK).exit_code == 0
+    paste = tmp_path / "paste.txt"
+    paste.write_text(SEED_TRACEBACK)
+    rendered = cli("explain", "--file", str(paste))
+    assert rendered.exit_code == 0
+    assert (
+        "EXACT" in rendered.output and "phase" in rendered.output and "'draft'" in rendered.output
+    )
+    assert "Unknown speculative phase: draft" in rendered.output  # the input is shown
+
+
+def test_no_exact_match_is_an_explicit_answer_with_exit_1(cli, seeded):
+    result = cli("explain", "TypeError: completely unrelated speculative failure", "--json")
+    assert result.exit_code == 1
+    answer = json.loads(result.output)
+    assert all(match["kind"] == "approximate" for match in answer["matches"])
+    rendered = cli("explain", "TypeError: completely unrelated speculative failure")
+    assert "No exact match" in rendered.output
+
+
+def test_a_class_contradiction_is_never_exact(cli, seeded):
+    text = SEED_TRACEBACK.replace(
+        "ValueError: Unknown speculative phase: draft",
+        "TypeError: 'NoneType' object is not subscriptable",
+    )
+    answer = json.loads(cli("explain", text, "--json").output)
+    assert answer["matches"], "the frame still points at the record"
+    assert all(match["kind"] == "approximate" for match in answer["matches"])
+
+
+def test_identical_templates_are_reported_as_ambiguous_until_a_frame_decides(cli, tmp_path):
+    message = "You must specify exactly one of {{x}} or inputs_embeds"
+    body = 'def f{n}(x):\n    raise ValueError(f"' + message + '")\n'
+    src = tmp_path / "proj"
+    make_repo(src, {f"models/m{n}/modeling.py": body.format(n=n) for n in range(4)})
+    cli("mine", str(src))
+    text = "ValueError: You must specify exactly one of input_ids or inputs_embeds"
+    answer = json.loads(cli("explain", text, "--json").output)
+    assert answer["ambiguous"] is True and answer["total"] == 4
+    traceback = (
+        "Traceback (most recent call last):\n"
+        '  File "/x/site-packages/models/m2/modeling.py", line 2, in f2\n' + text + "\n"
+    )
+    answer = json.loads(cli("explain", traceback, "--json").output)
+    assert answer["ambiguous"] is False
+    assert answer["matches"][0]["record"]["filePath"] == "models/m2/modeling.py"
+
+
+def test_the_index_is_cached_next_to_the_store_and_rebuilt_when_it_changes(
+    cli, seeded, db, tmp_path
+):
+    cli("explain", "Unknown speculative phase: x")
+    cache = db.with_name(db.name + ".matcher")
+    assert cache.exists()
+    stamp = cache.stat().st_mtime_ns
+    cli("explain", "Unknown speculative phase: y")
+    assert cache.stat().st_mtime_ns == stamp
+    cli("import", str(SEED_FILE))
+    cli("explain", "Unknown speculative phase: z")
+    assert cache.stat().st_mtime_ns != stamp
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "a" * 100_000 + "!",
+        "x" * 10_000_000,
+        bytes(range(256)).decode("latin-1") * 4000,
+        "".join(
+            f"ValueError: e{n}\n\nDuring handling of the above exception, "
+            "another exception occurred:\n\n"
+            for n in range(1000)
+        ),
+    ],
+    ids=["a-bang", "10MB", "binary", "1000-chain"],
+)
+def test_hostile_pastes_answer_within_a_second(tmp_path, seeded, db, hostile):
+    import time
+
+    with SQLiteStore(db) as store:
+        explainer = Explainer.for_database(store, db)
+        started = time.perf_counter()
+        answer = explainer.explain(hostile)
+        assert time.perf_counter() - started < 1.0
+        assert answer.parsed.original == hostile
+
+
+def test_python_api_explains_text_and_live_exceptions(seeded, db):
+    answer = errdex.explain("ValueError: Unknown speculative phase: draft", db=db)
+    assert answer.found and answer.matches[0].captures == {"phase": "draft"}
+    try:
+        raise ValueError("Unknown speculative phase: live")
+    except ValueError as error:
+        answer = errdex.explain(error, db=db)
+    assert answer.found and answer.matches[0].captures == {"phase": "live"}
+
+
+def test_install_prints_the_normal_traceback_then_the_explanation(seeded, db, tmp_path):
+    program = textwrap.dedent(
+        f"""
+        import errdex
+        errdex.install(db={str(db)!r})
+        raise ValueError("Unknown speculative phase: hooked")
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert result.returncode == 1
+    normal, _, explained = result.stderr.partition(
+        "ValueError: Unknown speculative phase: hooked\n"
+    )
+    assert normal.startswith("Traceback (most recent call last):")
+    assert "errdex: exact match" in explained and "spec_utils.py:124" in explained
+    assert "phase = 'hooked'" in explained
+
+
+def test_a_broken_store_never_breaks_the_host_program(tmp_path):
+    bad = tmp_path / "not-a-db.sqlite3"
+    bad.write_bytes(b"this is not sqlite" * 100)
+    program = f"import errdex\nerrdex.install(db={str(bad)!r})\nraise KeyError('x')\n"
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "KeyError: 'x'" in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("errdex: could not explain this error")
+
+
+def test_log_filter_tags_records_with_the_matched_id(seeded, db):
+    stream = io.StringIO()
+    logger = logging.getLogger("errdex-test")
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(errdex_id)s %(message)s"))
+    handler.addFilter(errdex.ErrdexLogFilter(db=db))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        logger.error("ValueError: Unknown speculative phase: %s", "logged")
+        logger.info("nothing to see")
+        logger.error("something errdex does not know")
+    finally:
+        logger.removeHandler(handler)
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith(f"ERROR {seeded['id']} ")
+    assert lines[1].startswith("INFO None ")
+    assert lines[2].startswith("ERROR None ")
+
+
+# -- accuracy on real mined code ---------------------------------------------------------------
+
+REAL = [
+    ("requests", "2.32.3"),
+    ("click", "8.1.7"),
+    ("jinja2", "3.1.4"),
+    ("flask", "3.0.3"),
+    ("werkzeug", "3.0.4"),
+    ("httpx", "0.27.2"),
+    ("django", "5.1.4"),
+]
+SIMPLE_HOLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+@pytest.fixture(scope="session")
+def real_store(tmp_path_factory):
+    db = tmp_path_factory.mktemp("real") / "real.sqlite3"
+    with SQLiteStore(db) as store:
+        pipeline = Pipeline(Settings(db=db), store)
+        for name, version in REAL:
+            pipeline.mine(pipeline.open(str(unpacked_wheel(name, version)), repo=f"pypi:{name}"))
+    return db
+
+
+def _value(style, number):
+    value = 40 + number
+    try:
+        if style.startswith("%"):
+            return style % value
+        if style.startswith("!r"):
+            return (
+                repr(str(value))
+                if ":" not in style
+                else format(repr(str(value)), style.split(":", 1)[1])
+            )
+        if style.startswith(":"):
+            return format(value, style[1:])
+    except (ValueError, TypeError):
+        pass
+    return str(value)
+
+
+def _render(record):
+    parts = record.template.parts
+    return "".join(_value(p.style, n) if p.hole else p.text for n, p in enumerate(parts))
+
+
+def test_round_trip_accuracy_on_real_mined_code(real_store):
+    with SQLiteStore(real_store) as store:
+        explainer = Explainer.for_database(store, real_store)
+        records = [e.record for e in store.iter_envelopes()]
+        simple = [
+            r
+            for r in records
+            if r.template.holes
+            and all(SIMPLE_HOLE.match(h) for h in r.template.holes)
+            and not r.opaque
+        ]
+        assert len(simple) > 500
+        with_frame = alone = ambiguous = 0
+        for record in simple:
+            message = _render(record)
+            same = {
+                (r.file_path, r.line_number)
+                for r in records
+                if r.error_message == record.error_message
+            }
+            traceback = (
+                "Traceback (most recent call last):\n"
+                f'  File "/venv/lib/python3.11/site-packages/{record.file_path}", '
+                f"line {record.line_number}, in {record.function or '<module>'}\n"
+                f"{record.error_class}: {message}\n"
+            )
+            answer = explainer.explain(traceback, top=1)
+            top = answer.matches[0].record if answer.matches else None
+            with_frame += top is not None and (top.file_path, top.line_number) == (
+                record.file_path,
+                record.line_number,
+            )
+            answer = explainer.explain(message, top=1)
+            top = answer.matches[0].record if answer.matches else None
+            alone += top is not None and (top.file_path, top.line_number) in same
+            ambiguous += answer.ambiguous
+        total = len(simple)
+        print(
+            f"\nround trip over {total} records: with frame {with_frame / total:.1%}, "
+            f"message alone {alone / total:.1%}, ambiguous {ambiguous / total:.1%}"
+        )
+        assert with_frame / total >= 0.99
+        assert alone / total >= 0.95
+
+
+def test_the_hyperscan_engine_gives_the_same_answers(real_store):
+    with SQLiteStore(real_store) as store:
+        reference = Explainer.open(store, cache=None)
+        fast = Explainer.open(store, cache=None, engine="hyperscan")
+        records = [e.record for e in store.iter_envelopes()][::7][:300]
+        for record in records:
+            message = f"{record.error_class}: {_render(record)}"
+            ours, theirs = fast.explain(message), reference.explain(message)
+            assert [(m.record.id, m.kind, m.score) for m in ours.matches] == [
+                (m.record.id, m.kind, m.score) for m in theirs.matches
+            ], message

@@ -1,0 +1,892 @@
+"""The Python extractor: message forms, cross-file resolution at link, classes, factories."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from errdex.extract.files import SourceFile
+from errdex.extract.python import PythonExtractor, module_name
+from errdex.models import FileResult, Location, RaiseSite, SiteKind
+
+
+def extract(files: dict[str, str]) -> list[FileResult]:
+    extractor = PythonExtractor()
+    return [
+        extractor.extract(SourceFile(path, textwrap.dedent(source).encode()))
+        for path, source in files.items()
+    ]
+
+
+def mine(files: dict[str, str]) -> list[RaiseSite]:
+    return PythonExtractor().link(extract(files))
+
+
+def one(sites: list[RaiseSite], line: int, path: str | None = None) -> RaiseSite:
+    found = [s for s in sites if s.line == line and (path is None or s.path == path)]
+    assert len(found) == 1, [(s.path, s.line, s.template.text) for s in found]
+    return found[0]
+
+
+def texts(sites: list[RaiseSite], line: int, path: str | None = None) -> list[str]:
+    return sorted(s.template.text for s in sites if s.line == line and (path in (None, s.path)))
+
+
+# -- forms at the site ------------------------------------------------------------------------
+
+
+def test_inline_forms_and_their_form_names():
+    sites = mine(
+        {
+            "m.py": """\
+            import logging
+            import warnings
+            logger = logging.getLogger(__name__)
+
+            def f(phase, n, d, obj):
+                raise ValueError(f"Unknown phase: {phase!r:>10}")
+                raise ValueError("a " "b")
+                raise ValueError("bad {} and {name}".format(n, name=d))
+                raise ValueError("bad %s/%d" % (n, d))
+                raise ValueError("x: " + str(n) + "!")
+                raise ValueError(", ".join(["a", n]))
+                raise ValueError(_("hello %(who)s") % {"who": obj})
+                logger.error("failed %s after %d tries", n, d)
+                warnings.warn("old thing", DeprecationWarning)
+                assert n, f"n is {n}"
+                sys.exit("fatal: no config")
+            """
+        }
+    )
+    got = {s.line: (s.template.text, s.form) for s in sites}
+    assert got == {
+        6: ("Unknown phase: {phase}", "f-string"),
+        7: ("a b", "constant"),
+        8: ("bad {n} and {d}", "format"),
+        9: ("bad {n}/{d}", "percent"),
+        10: ("x: {n}!", "concat"),
+        11: ("a, {n}", "join"),
+        12: ("hello {obj}", "percent"),
+        13: ("failed {n} after {d} tries", "percent"),
+        14: ("old thing", "constant"),
+        15: ("n is {n}", "f-string"),
+        16: ("fatal: no config", "constant"),
+    }
+    assert one(sites, 16).kind is SiteKind.EXIT
+    assert one(sites, 6).template.parts[1].style == "!r:>10"
+    assert one(sites, 12).i18n
+    assert one(sites, 13).kind is SiteKind.LOG and one(sites, 13).error_class == "ERROR"
+    assert one(sites, 14).error_class == "DeprecationWarning"
+    assert one(sites, 15).kind is SiteKind.ASSERT
+
+
+def test_local_variables_give_one_site_per_branch_and_appends():
+    sites = mine(
+        {
+            "m.py": """\
+            def f(x, values):
+                if x:
+                    msg = "first"
+                else:
+                    msg = f"second {x}"
+                msg += " (see docs)"
+                raise ValueError(msg)
+
+            def g(x):
+                error_msg = ""
+                if x > 1:
+                    error_msg = "too big"
+                if error_msg:
+                    raise ValueError(error_msg)
+            """
+        }
+    )
+    assert texts(sites, 7) == ["first (see docs)", "second {x} (see docs)"]
+    assert {s.form for s in sites if s.line == 7} == {"variable"}
+    # ``msg = ""`` guarded by ``if msg:`` is never the message.
+    assert texts(sites, 14) == ["too big"]
+
+
+def test_message_argument_is_the_first_text_like_one_else_a_keyword():
+    sites = mine(
+        {
+            "m.py": """\
+            import errno
+
+            def f(path, e, r):
+                raise OSError(errno.ENOENT, f"no such file: {path}")
+                raise HTTPException(status_code=404, detail="Item not found")
+                raise MyError(code=3, message="went wrong")
+                raise KeyError(path)
+            """
+        }
+    )
+    first = one(sites, 4)
+    assert first.template.text == "no such file: {path}" and first.error_code == "ENOENT"
+    http = one(sites, 5)
+    assert (http.kind, http.http_status, http.template.text) == (
+        SiteKind.HTTP,
+        404,
+        "Item not found",
+    )
+    assert one(sites, 6).template.text == "went wrong"
+    opaque = one(sites, 7)
+    assert (opaque.template.text, opaque.form, opaque.template.is_opaque) == (
+        "{path}",
+        "opaque",
+        True,
+    )
+
+
+def test_pass_through_of_a_caught_exception_and_re_raises():
+    sites = mine(
+        {
+            "m.py": """\
+            def f(request):
+                try:
+                    pass
+                except OSError as e:
+                    raise ConnectionError(e, request=request)
+                except ValueError as err:
+                    raise RuntimeError(str(err)) from err
+                except KeyError as exc:
+                    raise InvalidURL(*exc.args)
+                except TypeError as exc:
+                    raise
+                except Exception as exc:
+                    raise exc
+                raise RuntimeError(f"wrapped: {request}")
+            """
+        }
+    )
+    assert {s.line: s.form for s in sites} == {
+        5: "passthrough",
+        7: "passthrough",
+        9: "passthrough",
+        14: "f-string",
+    }
+    assert one(sites, 7).chained
+    assert all(s.arguments for s in sites)
+
+
+def test_raise_statement_shapes_and_argument_counts():
+    sites = mine(
+        {
+            "m.py": """\
+            def f(cls, e, tb, errors, key):
+                raise ValueError
+                raise ValueError()
+                raise errors[key]("unknown key")
+                raise type(e)("changed") from e
+                raise ValueError("x").with_traceback(tb)
+                raise e.with_traceback(tb)
+            """
+        }
+    )
+    assert [(s.line, s.arguments) for s in sites] == [
+        (2, None),
+        (3, 0),
+        (4, 1),
+        (5, 1),
+        (6, 1),
+        (7, 1),
+    ]
+    assert one(sites, 4).template.text == "unknown key"
+    assert one(sites, 4).error_class == "errors[key]"
+    assert one(sites, 5).error_class == "type(e)"
+    assert one(sites, 6).error_class == "ValueError"
+
+
+def test_lines_of_the_message_and_of_the_enclosing_function():
+    sites = mine(
+        {
+            "m.py": """\
+            class A:
+                def method(self, value):
+                    if value:
+                        raise ValueError(
+                            "value must be "
+                            f"positive, got {value}"
+                        )
+                    return value
+            """
+        }
+    )
+    site = one(sites, 4)
+    assert (site.message_line, site.message_end_line, site.end_line) == (5, 6, 7)
+    assert (site.function, site.function_start, site.function_end) == ("A.method", 2, 8)
+
+
+# -- constants: module, class, imported -------------------------------------------------------
+
+ERRORS = """\
+from django.utils.translation import gettext_lazy as _
+
+MSG = "Bad thing: {name}"
+PERCENT = "value %s is wrong"
+TEMPLATE = (
+    "a long message "
+    "on two lines"
+)
+
+
+class Messages:
+    NOT_FOUND = "not found: %(key)s"
+"""
+
+
+def test_imported_constants_resolve_through_every_import_form():
+    files = {
+        "pkg/__init__.py": "from .errors import MSG as EXPORTED\n",
+        "pkg/errors.py": ERRORS,
+        "pkg/use.py": """\
+        from .errors import MSG, Messages
+        from pkg.errors import PERCENT
+        import pkg.errors as m
+        from . import errors
+        from pkg import EXPORTED
+
+        def f(name, x, key):
+            raise ValueError(MSG.format(name=name))
+            raise TypeError(PERCENT % x)
+            raise KeyError(m.TEMPLATE)
+            raise KeyError(errors.TEMPLATE.strip())
+            raise LookupError(Messages.NOT_FOUND % {"key": key})
+            raise ValueError(EXPORTED)
+        """,
+    }
+    sites = mine(files)
+    use = [s for s in sites if s.path == "pkg/use.py"]
+    assert [(s.line, s.template.text, s.form) for s in use] == [
+        (8, "Bad thing: {name}", "imported"),
+        (9, "value {x} is wrong", "imported"),
+        (10, "a long message on two lines", "imported"),
+        (11, "a long message on two lines", "imported"),
+        (12, "not found: {key}", "imported"),
+        (13, "Bad thing: {name}", "imported"),
+    ]
+    assert one(use, 8).defined_at == Location(path="pkg/errors.py", line=3)
+    assert one(use, 10).defined_at == Location(path="pkg/errors.py", line=5)
+    assert one(use, 12).defined_at == Location(path="pkg/errors.py", line=12)
+    # The site's own lines do not move to the definition.
+    assert (one(use, 8).line, one(use, 8).message_line) == (8, 8)
+
+
+def test_module_and_class_constants_of_the_same_file():
+    sites = mine(
+        {
+            "m.py": """\
+            REASON = "CSRF cookie not set."
+
+            class Base:
+                message = "base message"
+
+            class View(Base):
+                TOO_MANY = "too many: {n}"
+
+                def check(self, n):
+                    raise ValueError(REASON)
+                    raise ValueError(self.TOO_MANY.format(n=n))
+                    raise ValueError(View.TOO_MANY.format(n=1))
+                    raise ValueError(self.message)
+            """
+        }
+    )
+    assert [(s.line, s.template.text, s.form) for s in sites] == [
+        (10, "CSRF cookie not set.", "constant-ref"),
+        (11, "too many: {n}", "constant-ref"),
+        (12, "too many: {1}", "constant-ref"),
+        (13, "base message", "constant-ref"),
+    ]
+    assert one(sites, 10).defined_at == Location(path="m.py", line=1)
+    assert one(sites, 13).defined_at == Location(path="m.py", line=4)
+
+
+def test_star_imports_and_a_source_root_above_the_package():
+    sites = mine(
+        {
+            "python/pkg/consts.py": 'UNSUPPORTED = "unsupported layout: {}"\n',
+            "python/pkg/__init__.py": "",
+            "python/pkg/a.py": """\
+            from pkg.consts import *
+
+            def f(layout):
+                raise ValueError(UNSUPPORTED.format(layout))
+            """,
+        }
+    )
+    site = one(sites, 4)
+    assert site.template.text == "unsupported layout: {layout}"
+    assert site.defined_at == Location(path="python/pkg/consts.py", line=1)
+
+
+def test_unresolvable_references_stay_opaque():
+    sites = mine(
+        {
+            "m.py": """\
+            from elsewhere import MSG
+
+            def f(self_):
+                raise ValueError(MSG)
+                raise ValueError(MSG.format(x=1))
+            """
+        }
+    )
+    assert [(s.template.text, s.form) for s in sites] == [
+        ("{MSG}", "opaque"),
+        ("{MSG.format(x=1)}", "opaque"),
+    ]
+
+
+# -- message tables -------------------------------------------------------------------------
+
+
+def test_django_message_tables_through_base_classes_with_params():
+    sites = mine(
+        {
+            "forms/fields.py": """\
+            from django.utils.translation import gettext_lazy as _
+
+            class Field:
+                default_error_messages = {
+                    "required": _("This field is required."),
+                    "max_length": _("Ensure this value has at most %(limit_value)d characters."),
+                }
+            """,
+            "forms/email.py": """\
+            from django.core.exceptions import ValidationError
+            from .fields import Field
+
+            class EmailField(Field):
+                default_error_messages = {"invalid": _("Enter a valid email address.")}
+
+                def clean(self, value):
+                    if not value:
+                        raise ValidationError(self.error_messages["required"], code="required")
+                    if len(value) > 5:
+                        raise ValidationError(
+                            self.error_messages["max_length"],
+                            code="max_length",
+                            params={"limit_value": self.max_length},
+                        )
+                    raise ValidationError(self.error_messages["invalid"], code="invalid")
+            """,
+        }
+    )
+    required = one(sites, 9, "forms/email.py")
+    assert (required.template.text, required.form, required.error_code, required.i18n) == (
+        "This field is required.",
+        "table",
+        "required",
+        True,
+    )
+    assert required.defined_at == Location(path="forms/fields.py", line=4)
+    limit = one(sites, 11, "forms/email.py")
+    assert limit.template.text == "Ensure this value has at most {self.max_length} characters."
+    assert limit.template.parts[1].style == "%(limit_value)d"
+    own = one(sites, 16, "forms/email.py")
+    assert (own.template.text, own.defined_at) == (
+        "Enter a valid email address.",
+        Location(path="forms/email.py", line=5),
+    )
+
+
+def test_module_level_message_tables():
+    sites = mine(
+        {
+            "m.py": """\
+            ERRORS = {"missing": "missing value", "extra": "extra value {0}"}
+
+            def f(x):
+                raise KeyError(ERRORS["missing"])
+                raise KeyError(ERRORS["extra"].format(x))
+            """
+        }
+    )
+    assert texts(sites, 4) == ["missing value"]
+    assert texts(sites, 5) == ["extra value {x}"]
+
+
+# -- exception classes with their own text --------------------------------------------------
+
+CLASSES = '''\
+class AbstractMethodError(NotImplementedError):
+    """Raised for abstract methods."""
+
+    def __init__(self, class_instance, methodtype: str = "method") -> None:
+        types = {"method", "classmethod", "staticmethod", "property"}
+        if methodtype not in types:
+            raise ValueError(f"methodtype must be one of {methodtype}, got {types} instead.")
+        self.methodtype = methodtype
+        self.class_instance = class_instance
+
+    def __str__(self) -> str:
+        if self.methodtype == "classmethod":
+            name = self.class_instance.__name__
+        else:
+            name = type(self.class_instance).__name__
+        return f"This {self.methodtype} must be defined in the concrete class {name}"
+
+
+class PathError(OSError):
+    def __init__(self, path):
+        super().__init__(f"No such path: {path!r}")
+
+
+class NotFound(Exception):
+    default_detail = "Not found."
+
+
+class Denied(Exception):
+    def __init__(self, message="Permission denied.", code=None):
+        super().__init__(message)
+
+
+class TemplatesNotFound(Exception):
+    def __init__(self, names=(), message=None):
+        if message is None:
+            message = f"none of the templates given were found: {names}"
+        super().__init__(message)
+
+
+class CheckMessage:
+    def __init__(self, level, msg, hint=None, obj=None, id=None):
+        self.msg = msg
+        self.id = id
+
+    def __str__(self):
+        id = "(%s) " % self.id if self.id else ""
+        return "%s%s" % (id, self.msg)
+
+
+class Error(CheckMessage):
+    def __init__(self, *args, **kwargs):
+        super().__init__(40, *args, **kwargs)
+'''
+
+
+def test_exception_classes_that_build_their_own_text():
+    sites = mine(
+        {
+            "pkg/errors.py": CLASSES,
+            "pkg/use.py": """\
+            from pkg.errors import (
+                AbstractMethodError, Denied, NotFound, PathError, TemplatesNotFound, Error
+            )
+
+            def f(self, path, names):
+                raise AbstractMethodError(self)
+                raise AbstractMethodError(cls, methodtype="classmethod")
+                raise PathError(path)
+                raise PathError("/etc/passwd")
+                raise NotFound
+                raise NotFound()
+                raise NotFound("custom")
+                raise Denied()
+                raise Denied("go away")
+                raise TemplatesNotFound(names)
+                raise TemplatesNotFound(message="empty list")
+                raise Error("plain check message", id="E001")
+            """,
+        }
+    )
+    got = {s.line: (s.template.text, s.form) for s in sites if s.path == "pkg/use.py"}
+    assert got == {
+        6: ("This method must be defined in the concrete class {name}", "class-template"),
+        7: ("This classmethod must be defined in the concrete class {name}", "class-template"),
+        8: ("No such path: {path}", "class-template"),
+        9: ("No such path: '/etc/passwd'", "class-template"),
+        10: ("Not found.", "class-default"),
+        11: ("Not found.", "class-default"),
+        12: ("custom", "constant"),
+        13: ("Permission denied.", "class-default"),
+        14: ("go away", "constant"),
+        15: ("none of the templates given were found: {names}", "class-template"),
+        16: ("empty list", "class-template"),
+        # Error(*args) sits between the call and CheckMessage: its text cannot be bound.
+        17: ("plain check message", "constant"),
+    }
+    assert one(sites, 6, "pkg/use.py").defined_at == Location(path="pkg/errors.py", line=16)
+    assert one(sites, 8, "pkg/use.py").defined_at == Location(path="pkg/errors.py", line=21)
+    assert one(sites, 10, "pkg/use.py").defined_at == Location(path="pkg/errors.py", line=25)
+    assert one(sites, 10, "pkg/use.py").arguments is None
+    assert one(sites, 11, "pkg/use.py").arguments == 0
+
+
+def test_a_subclass_inherits_the_text_of_its_base_across_files():
+    sites = mine(
+        {
+            "a.py": """\
+            class BaseError(Exception):
+                def __str__(self):
+                    return "base failure"
+            """,
+            "b.py": """\
+            from a import BaseError
+
+            class Special(BaseError):
+                pass
+
+            def f():
+                raise Special()
+            """,
+        }
+    )
+    assert one(sites, 7, "b.py").template.text == "base failure"
+
+
+# -- factories, message functions, helpers, objects -----------------------------------------
+
+
+def test_factories_give_the_message_where_the_exception_is_built():
+    sites = mine(
+        {
+            "api.py": """\
+            from fastapi import HTTPException
+
+            def _invalid_type(value, expected):
+                return JsonContractError(f"invalid type: {value!r}, expected {expected}")
+
+            def _bad_request(msg):
+                return HTTPException(status_code=400, detail=msg)
+
+            class Parser:
+                def _error(self, what):
+                    msg = f"cannot parse {what}"
+                    return ValueError(msg)
+
+                def parse(self, v):
+                    raise self._error("header")
+            """,
+            "use.py": """\
+            from api import _invalid_type, _bad_request
+
+            def check(v, expected):
+                raise _invalid_type(v, expected=expected)
+                raise _bad_request("size must be positive")
+                raise unknown_factory(v)
+            """,
+        }
+    )
+    made = one(sites, 4, "use.py")
+    assert (made.error_class, made.template.text, made.form, made.factory) == (
+        "JsonContractError",
+        "invalid type: {v}, expected {expected}",
+        "factory",
+        "_invalid_type",
+    )
+    assert (made.line, made.defined_at) == (4, Location(path="api.py", line=4))
+    bad = one(sites, 5, "use.py")
+    assert (bad.error_class, bad.template.text, bad.http_status, bad.kind) == (
+        "HTTPException",
+        "size must be positive",
+        400,
+        SiteKind.HTTP,
+    )
+    method = one(sites, 15, "api.py")
+    assert (method.error_class, method.template.text, method.factory) == (
+        "ValueError",
+        "cannot parse header",
+        "Parser._error",
+    )
+    unknown = one(sites, 6, "use.py")
+    assert (unknown.template.text, unknown.form, unknown.arguments) == (
+        "{unknown_factory(v)}",
+        "opaque",
+        1,
+    )
+
+
+def test_functions_that_return_a_message():
+    sites = mine(
+        {
+            "m.py": """\
+            def dt64_any_all_msg(how):
+                return f"'{how}' with datetime64 dtypes is not supported."
+
+            class Array:
+                @staticmethod
+                def _get_error_message(errno):
+                    if errno == 0:
+                        return "ERROR_SUCCESS"
+                    return f"Windows error {errno}"
+
+                def _validation_error_message(self, value):
+                    return f"value should be a scalar. Got {value} instead."
+
+                def f(self, v):
+                    raise TypeError(dt64_any_all_msg("all"))
+                    raise OSError(self._get_error_message(GetLastError()))
+                    msg = self._validation_error_message(v)
+                    raise TypeError(msg)
+            """
+        }
+    )
+    assert texts(sites, 15) == ["'all' with datetime64 dtypes is not supported."]
+    assert texts(sites, 16) == ["ERROR_SUCCESS", "Windows error {GetLastError()}"]
+    assert texts(sites, 18) == ["value should be a scalar. Got {v} instead."]
+    assert {s.form for s in sites} == {"function"}
+    assert one(sites, 18).defined_at == Location(path="m.py", line=12)
+
+
+def test_message_helpers_give_one_record_per_caller_that_passes_text():
+    sites = mine(
+        {
+            "base.py": """\
+            from http import HTTPStatus
+
+            class ServingBase:
+                def create_error_response(
+                    self, message, err_type="BadRequestError", status_code=HTTPStatus.BAD_REQUEST
+                ):
+                    error = ErrorResponse(object="error", message=message, code=status_code)
+                    return error
+
+            def fail(msg, param=None):
+                raise UsageError(f"{param}: {msg}")
+            """,
+            "chat.py": """\
+            from base import ServingBase, fail
+
+            class Chat(ServingBase):
+                async def handle(self, request, reason):
+                    if request is None:
+                        return self.create_error_response("Model not loaded")
+                    if request.bad:
+                        return self.create_error_response(
+                            f"Invalid tokens type: {request.kind}", status_code=404
+                        )
+                    fail("no such option", param="--x")
+                    fail(reason)
+            """,
+        }
+    )
+    loaded = one(sites, 6, "chat.py")
+    assert (loaded.kind, loaded.error_class, loaded.http_status, loaded.form) == (
+        SiteKind.HTTP,
+        "ErrorResponse",
+        400,
+        "helper",
+    )
+    assert loaded.template.text == "Model not loaded"
+    assert loaded.factory == "ServingBase.create_error_response"
+    assert loaded.defined_at == Location(path="base.py", line=7)
+    invalid = one(sites, 8, "chat.py")
+    assert (invalid.template.text, invalid.http_status) == (
+        "Invalid tokens type: {request.kind}",
+        404,
+    )
+    usage = one(sites, 11, "chat.py")
+    assert (usage.kind, usage.error_class, usage.template.text) == (
+        SiteKind.RAISE,
+        "UsageError",
+        "--x: no such option",
+    )
+    # A caller that passes a variable adds nothing; the helper's own site is marked.
+    assert not [s for s in sites if s.path == "chat.py" and s.line == 12]
+    assert one(sites, 11, "base.py").form == "f-string"
+    assert one(sites, 7, "base.py").form == "helper"
+
+
+def test_error_objects_built_without_raise_carry_their_code():
+    sites = mine(
+        {
+            "checks.py": """\
+            from django.core import checks
+
+            class Field:
+                def _check_field_name(self):
+                    if self.name.endswith("_"):
+                        return [
+                            checks.Error(
+                                "Field names must not end with an underscore.",
+                                obj=self,
+                                id="fields.E001",
+                            )
+                        ]
+                    errors = []
+                    errors.append(checks.Warning("Deprecated option.", hint="x", id="fields.W1"))
+                    errors.append(ValidationError(f"bad {self.name}", code="bad"))
+                    return errors
+
+                def not_errors(self):
+                    node = Node(name="x", id="n1")
+                    return Path("a")
+            """
+        }
+    )
+    assert [(s.line, s.kind, s.error_class, s.error_code, s.template.text) for s in sites] == [
+        (
+            6,
+            SiteKind.OBJECT,
+            "Error",
+            "fields.E001",
+            "Field names must not end with an underscore.",
+        ),
+        (14, SiteKind.OBJECT, "Warning", "fields.W1", "Deprecated option."),
+        (15, SiteKind.OBJECT, "ValidationError", "bad", "bad {self.name}"),
+    ]
+    assert one(sites, 14).severity.value == "warning"
+    assert all(s.arguments is None for s in sites)
+
+
+# -- the link step and its inputs -----------------------------------------------------------
+
+
+def test_exports_are_json_and_link_gives_the_same_sites_from_a_cache():
+    files = {
+        "pkg/errors.py": CLASSES + ERRORS,
+        "pkg/use.py": """\
+        from pkg.errors import MSG, AbstractMethodError
+
+        def f(name):
+            raise ValueError(MSG.format(name=name))
+            raise AbstractMethodError(name)
+        """,
+    }
+    results = extract(files)
+    exports = results[0].exports
+    assert exports["module"] == "pkg.errors"
+    assert set(exports["classes"]) >= {"AbstractMethodError", "PathError", "Messages"}
+    assert exports["classes"]["AbstractMethodError"]["text"]["how"] == "str"
+    assert exports["classes"]["AbstractMethodError"]["init"]["attributes"] == {
+        "methodtype": "methodtype",
+        "class_instance": "class_instance",
+    }
+    assert results[1].exports["imports"]["MSG"] == "pkg.errors.MSG"
+    json.dumps([r.exports for r in results])
+    cached = [FileResult.model_validate_json(r.model_dump_json()) for r in results]
+    extractor = PythonExtractor()
+    assert extractor.link(cached) == extractor.link(results)
+
+
+def test_module_names_from_paths():
+    assert module_name("pkg/sub/__init__.py") == "pkg.sub"
+    assert module_name("pkg/sub/mod.py") == "pkg.sub.mod"
+    assert module_name("setup.py") == "setup"
+
+
+def test_relative_imports_from_a_package_init():
+    sites = mine(
+        {
+            "pkg/sub/__init__.py": """\
+            from .msgs import TEXT
+            from ..top import OTHER
+
+            def f():
+                raise ValueError(TEXT)
+                raise ValueError(OTHER)
+            """,
+            "pkg/sub/msgs.py": 'TEXT = "from the sub package"\n',
+            "pkg/top.py": 'OTHER = "from the top package"\n',
+        }
+    )
+    assert texts(sites, 5) == ["from the sub package"]
+    assert texts(sites, 6) == ["from the top package"]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("raise ValueError(msg or 'default text')", ["default text", "{msg}"]),
+        ("raise ValueError('a' if x else 'b')", ["a", "b"]),
+        ("raise ValueError(textwrap.dedent('''\n    two\n      lines'''))", ["\ntwo\n  lines"]),
+    ],
+)
+def test_conditional_and_wrapped_messages(source, expected):
+    sites = mine({"m.py": f"def f(msg, x):\n    {source}\n"})
+    assert sorted(s.template.text for s in sites) == expected
+
+
+def test_mining_reports_forms_and_opaque_counts(tmp_path):
+    from errdex.extract.files import open_source
+    from errdex.pipeline import Pipeline
+    from errdex.settings import Settings
+    from errdex.store.base import SearchQuery
+    from errdex.store.sqlite import SQLiteStore
+
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "errors.py").write_text(ERRORS)
+    (root / "pkg" / "use.py").write_text(
+        "from .errors import MSG\n"
+        "def f(x, e):\n"
+        "    raise ValueError(MSG)\n"
+        "    raise ValueError(x)\n"
+        "    try:\n"
+        "        pass\n"
+        "    except OSError as e:\n"
+        "        raise RuntimeError(e)\n"
+    )
+    db = tmp_path / "s.sqlite3"
+    with SQLiteStore(db) as store:
+        report = Pipeline(Settings(db=db), store).mine(open_source(str(root)))
+        (record,) = [r for r in store.search(SearchQuery(repo="proj"))[0] if r.line_number == 3]
+    assert report.forms == {"imported": 1, "opaque": 1, "passthrough": 1}
+    assert report.opaque == 2
+    full = record.full_dict()
+    assert (full["messageForm"], full["definedAt"], full["arguments"]) == (
+        "imported",
+        {"path": "pkg/errors.py", "line": 3},
+        1,
+    )
+    assert full["i18n"] is False and full["factory"] is None
+
+
+def test_table_keys_chosen_by_a_condition_and_tables_completed_by_subclasses():
+    sites = mine(
+        {
+            "fields.py": """\
+            class BooleanField:
+                default_error_messages = {
+                    "invalid": "“%(value)s” value must be either True or False.",
+                    "invalid_nullable": "“%(value)s” value must be either True, False, or None.",
+                }
+
+                def to_python(self, value):
+                    raise ValidationError(
+                        self.error_messages["invalid_nullable" if self.null else "invalid"],
+                        params={"value": value},
+                    )
+
+            class BaseTemporalField:
+                def to_python(self, value):
+                    raise ValidationError(self.error_messages["invalid"], code="invalid")
+
+            class DateField(BaseTemporalField):
+                default_error_messages = {"invalid": "Enter a valid date."}
+
+            class TimeField(BaseTemporalField):
+                default_error_messages = {"invalid": "Enter a valid time."}
+            """
+        }
+    )
+    assert texts(sites, 8) == [
+        "“{value}” value must be either True or False.",
+        "“{value}” value must be either True, False, or None.",
+    ]
+    assert texts(sites, 15) == ["Enter a valid date.", "Enter a valid time."]
+    assert sorted(s.defined_at.line for s in sites if s.line == 15) == [18, 21]
+
+
+def test_module_level_aliases_of_logger_methods_are_log_sites():
+    code = (
+        "logger = get_logger(__name__)\n"
+        "info, warn, error = (logger.info, logger.warning, logger.error)\n"
+        'UNKNOWN = "Received unregistered task of type %s."\n'
+        "def f(x):\n"
+        "    error(UNKNOWN, x, exc_info=True)\n"
+        '    warn("careful %s", x)\n'
+        '    info("fine")\n'
+        '    print("not a logger %s", x)\n'
+    )
+    from errdex.extract.files import SourceFile
+    from errdex.extract.python import PythonExtractor
+
+    sites = PythonExtractor().extract(SourceFile("m.py", code.encode())).sites
+    assert [(s.line, s.error_class, s.template.text) for s in sites] == [
+        (5, "ERROR", "Received unregistered task of type {x}."),
+        (6, "WARNING", "careful {x}"),
+    ]

@@ -1,0 +1,186 @@
+import json
+import time
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from errdex.match.compile import compile_template
+from errdex.match.index import build_index, candidate_keys, load_index, save_index
+from errdex.match.scan import Scanner, mask
+from errdex.models import MessageTemplate, TemplatePart
+
+
+def template(*parts):
+    return MessageTemplate(
+        parts=tuple(
+            TemplatePart(text=p[1:-1], hole=True) if p.startswith("{") else TemplatePart(text=p)
+            for p in parts
+        )
+    )
+
+
+def row(rowid, parts, cls="ValueError", path="pkg/mod.py", line=10, end=None):
+    data = [[p[1:-1], True] if p.startswith("{") else [p, False] for p in parts]
+    return (rowid, cls, path, line, end or line, "raise", json.dumps(data))
+
+
+@pytest.mark.parametrize(
+    ("parts", "message", "captures"),
+    [
+        (["Unknown phase: ", "{phase}"], "Unknown phase: draft", ("draft",)),
+        (["Unknown phase: ", "{phase}"], "Unknown phase: ", ("",)),
+        (["{a}", " and ", "{b}"], "x and y and z", ("x", "y and z")),
+        (["bad ", "{x}", " in ", "{y}", "."], "bad  in  in .", ("", " in ")),
+        (["no holes"], "no holes", ()),
+        (["{msg}"], "anything\nat all", ("anything\nat all",)),
+    ],
+)
+def test_compiled_templates_full_match_with_lazy_captures(parts, message, captures):
+    assert compile_template(template(*parts)).match(message) == captures
+
+
+@pytest.mark.parametrize(
+    ("parts", "message"),
+    [
+        (["Unknown phase: ", "{phase}"], "Unknown stage: draft"),
+        (["a", "{x}", "a"], "a"),
+        (["no holes"], "no holes!"),
+        (["x ", "{v}", " y"], "x 1 y trailing"),
+    ],
+)
+def test_compiled_templates_reject_other_messages(parts, message):
+    assert compile_template(template(*parts)).match(message) is None
+
+
+@given(
+    literals=st.lists(st.text(min_size=0, max_size=8), min_size=1, max_size=5),
+    values=st.lists(st.text(max_size=10), min_size=4, max_size=4),
+)
+def test_any_rendering_matches_its_template(literals, values):
+    parts = []
+    for index, literal in enumerate(literals):
+        if index:
+            parts.append(TemplatePart(text=f"h{index}", hole=True))
+        if literal:
+            parts.append(TemplatePart(text=literal))
+    compiled = compile_template(MessageTemplate(parts=tuple(parts)))
+    message = "".join(values[int(p.text[1:]) - 1] if p.hole else p.text for p in parts)
+    assert compiled.match(message) is not None
+
+
+def test_hostile_input_is_linear():
+    compiled = compile_template(template("a", "{x}", "a", "{y}", "b", "{z}", "a"))
+    hostile = "a" * 100_000 + "!"
+    started = time.perf_counter()
+    for _ in range(100):
+        assert compiled.match(hostile) is None
+    assert time.perf_counter() - started < 1.0
+
+
+def test_keys_need_three_letters_and_prefer_rare_windows():
+    assert candidate_keys(["{}: ", " is "]) == []
+    assert candidate_keys(["abc"]) == ["abc"]
+    long = "x" * 10 + "distinctive words here" + "y" * 10
+    keys = candidate_keys([long])
+    assert all(len(key) <= 16 for key in keys) and len(keys) == 3
+
+
+def test_index_finds_templates_through_the_prefilter_and_groups_identical_ones():
+    index = build_index(
+        [
+            row(1, ["Unknown speculative phase: ", "{phase}"]),
+            row(2, ["Unknown speculative phase: ", "{phase}"], path="other/mod.py"),
+            row(3, ["Cannot open file ", "{path}", " for reading"]),
+            row(4, ["{msg}"]),
+            row(5, ["{a}", ": ", "{b}"]),
+        ],
+        version="v1",
+    )
+    assert index.template_count == 4
+    assert [index.is_generic(t) for t in range(4)] == [False, False, True, True]
+    found = list(index.candidates("Unknown speculative phase: draft"))
+    assert found == [0]
+    assert list(index.records_of(0)) == [0, 1]
+    assert list(index.candidates("nothing to see")) == []
+    assert index.records_in_file("/usr/lib/python3/site-packages/other/mod.py") == [1]
+    assert index.records_in_file("C:\\venv\\Lib\\site-packages\\pkg\\mod.py") == [0, 2, 3, 4]
+    assert index.records_in_file("/x/notpkg/mod.py") == []
+
+
+def test_index_cache_round_trip_and_staleness(tmp_path):
+    index = build_index([row(1, ["Cannot open file ", "{path}"])], version="s:1")
+    path = tmp_path / "x.matcher"
+    save_index(index, path)
+    loaded = load_index(path, version="s:1")
+    assert loaded is not None and list(loaded.candidates("Cannot open file /etc")) == [0]
+    assert load_index(path, version="s:2") is None
+    path.write_bytes(b"garbage")
+    assert load_index(path, version="s:1") is None
+    assert load_index(tmp_path / "missing", version="s:1") is None
+
+
+def test_scan_groups_known_and_unknown_error_lines():
+    index = build_index(
+        [
+            row(1, ["Cannot open file ", "{path}", " for reading"]),
+            row(2, ["Worker ", "{n}", " died unexpectedly"], cls="ERROR"),
+        ],
+        version="v",
+    )
+    lines = [
+        "2026-12-02 10:00:00,001 INFO started",
+        "2026-12-02 10:00:01,002 ERROR io: Cannot open file /tmp/a for reading",
+        "Traceback (most recent call last):",
+        '  File "x.py", line 3, in <module>',
+        "OSError: Cannot open file /tmp/b for reading",
+        "2026-12-02 10:00:05,000 ERROR pool: Worker 7 died unexpectedly",
+        "2026-12-02 10:00:06,000 ERROR db: connection 1234 failed after 3 retries",
+        "2026-12-02 10:00:07,000 ERROR db: connection 99 failed after 5 retries",
+        "2026-12-02 10:00:08,000 ERROR io: Cannot open file /tmp/c for reading",
+    ]
+    report = Scanner(index).scan(lines)
+    assert report.lines == 9 and report.matched == 4 and report.unmatched == 2
+    first = report.groups[0]
+    assert first.count == 3 and first.rowids == [1]
+    assert (
+        first.first_seen == "2026-12-02 10:00:01,002"
+        and first.last_seen == "2026-12-02 10:00:08,000"
+    )
+    assert first.captures == ("/tmp/a",)
+    assert report.unknown[0].count == 2
+    assert "connection <n> failed" in report.unknown[0].key
+
+
+def test_mask_hides_variable_parts():
+    assert mask("id 0xdeadbeef took 12.5 ms for 'abc'") == "id <hex> took <n> ms for <str>"
+
+
+@pytest.mark.parametrize("engine", ["aho-corasick", "hyperscan"])
+def test_both_engines_give_the_same_candidates_and_scans(engine, tmp_path):
+    rows = [
+        row(1, ["Unknown speculative phase: ", "{phase}"]),
+        row(2, ["Cannot open file ", "{path}", " for reading"]),
+        row(3, ["Worker ", "{n}", " died unexpectedly"], cls="ERROR"),
+        row(4, ["é ünïcode key wörds ", "{x}"]),
+        row(5, ["{msg}"]),
+    ]
+    reference = build_index(rows, version="v", engine="aho-corasick")
+    index = build_index(rows, version="v", engine=engine)
+    messages = [
+        "Unknown speculative phase: draft",
+        "x Cannot open file /a for reading and Worker 3 died unexpectedly",
+        "é ünïcode key wörds 1",
+        "nothing",
+        "",
+    ]
+    for message in messages:
+        assert sorted(index.candidates(message)) == sorted(reference.candidates(message))
+    save_index(index, tmp_path / "i")
+    loaded = load_index(tmp_path / "i", version="v")
+    assert sorted(loaded.candidates(messages[1])) == [1, 2]
+    lines = ["2026-01-01 00:00:00 ERROR Worker 9 died unexpectedly", "ok", "é ünïcode key wörds z"]
+    ours, theirs = Scanner(index).scan(lines), Scanner(reference).scan(lines)
+    assert [(g.rowids, g.count) for g in ours.groups] == [
+        (g.rowids, g.count) for g in theirs.groups
+    ]

@@ -1,0 +1,435 @@
+"""The input parser of ``errdex explain``: the corpus of real-looking pastes, edges and bounds.
+
+Each ``tests/corpus/messages/<case>.txt`` is parsed and compared with ``<case>.expected.json``:
+the kind, the index of the primary error, and per error its class, qualified class, message,
+relation and frames as ``[path, line, function]``; ``notes``, ``truncated``, ``depth``,
+``level``, ``logger`` and ``omitted_frames`` appear in the JSON only when they are not the
+default, and are compared either way.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from errdex.match import parse as parse_module
+from errdex.match.parse import (
+    MAX_ERRORS,
+    MAX_FRAMES,
+    MAX_LINE_CHARS,
+    RECOGNISERS,
+    Block,
+    Frame,
+    ParsedError,
+    ParsedInput,
+    Recogniser,
+    Scan,
+    parse,
+    register_recogniser,
+    strip_ansi,
+)
+
+CORPUS = Path(__file__).resolve().parent / "corpus" / "messages"
+CASES = sorted(path.stem for path in CORPUS.glob("*.txt"))
+OPTIONAL = {
+    "notes": [],
+    "truncated": False,
+    "depth": 0,
+    "level": None,
+    "logger": None,
+    "omitted_frames": 0,
+}
+BOUND = 1.0  # seconds: a safety bound, not a benchmark
+
+
+def summarise(parsed: ParsedInput) -> dict[str, Any]:
+    """The comparable summary of a parse, as the expected files hold it."""
+    errors = []
+    for error in parsed.errors:
+        item: dict[str, Any] = {
+            "error_class": error.error_class,
+            "qualified_class": error.qualified_class,
+            "message": error.message,
+            "relation": error.relation,
+            "frames": [[f.path, f.line, f.function] for f in error.frames],
+        }
+        for key, default in OPTIONAL.items():
+            value = getattr(error, key)
+            value = list(value) if isinstance(value, tuple) else value
+            if value != default:
+                item[key] = value
+        errors.append(item)
+    primary = parsed.primary
+    return {
+        "kind": parsed.kind,
+        "primary": None if primary is None else parsed.errors.index(primary),
+        "errors": errors,
+    }
+
+
+def timed(text: str) -> tuple[ParsedInput, float]:
+    start = time.perf_counter()
+    parsed = parse(text)
+    return parsed, time.perf_counter() - start
+
+
+# -- the corpus ------------------------------------------------------------------------------
+
+
+def test_corpus_is_complete() -> None:
+    assert len(CASES) >= 30
+    for case in CASES:
+        assert (CORPUS / f"{case}.expected.json").is_file(), case
+    for expected in CORPUS.glob("*.expected.json"):
+        assert (CORPUS / expected.name.replace(".expected.json", ".txt")).is_file()
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_corpus(case: str) -> None:
+    text = (CORPUS / f"{case}.txt").read_text(encoding="utf-8")
+    expected = json.loads((CORPUS / f"{case}.expected.json").read_text(encoding="utf-8"))
+    parsed = parse(text)
+    assert summarise(parsed) == expected
+    assert parsed.original == text
+    assert 0 < parsed.lines_used <= len(text.splitlines())
+    json.dumps(parsed.to_dict())
+
+
+def test_corpus_covers_every_kind() -> None:
+    kinds = {
+        json.loads((CORPUS / f"{case}.expected.json").read_text(encoding="utf-8"))["kind"]
+        for case in CASES
+    }
+    assert kinds == {"message", "traceback", "log", "pytest", "ipython", "json-log"}
+
+
+# -- values ----------------------------------------------------------------------------------
+
+
+def test_values_are_frozen() -> None:
+    parsed = parse("ValueError: x")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        parsed.kind = "log"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        parsed.errors[0].message = "y"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Frame("a.py").line = 3  # type: ignore[misc]
+
+
+def test_primary_is_the_last_outermost_exception() -> None:
+    parsed = parse((CORPUS / "tb_exception_group.txt").read_text())
+    assert parsed.primary is parsed.errors[0]
+    assert parsed.primary.error_class == "ExceptionGroup"
+    parsed = parse((CORPUS / "log_uvicorn_dash.txt").read_text())
+    assert parsed.primary is not None and parsed.primary.error_class == "HTTPException"
+    assert parse("").primary is None
+
+
+def test_empty_and_blank_input() -> None:
+    for text in ("", "\n\n", "   \t  \n "):
+        parsed = parse(text)
+        assert parsed.kind == "message"
+        assert parsed.errors == ()
+        assert parsed.lines_used == 0
+        assert parsed.original == text
+
+
+@pytest.mark.parametrize(
+    ("text", "error_class", "qualified", "message"),
+    [
+        ("KeyError: 'phase'", "KeyError", "KeyError", "'phase'"),
+        ("KeyboardInterrupt", "KeyboardInterrupt", "KeyboardInterrupt", ""),
+        (
+            "socket.gaierror: [Errno -2] Name or service not known",
+            "gaierror",
+            "socket.gaierror",
+            "[Errno -2] Name or service not known",
+        ),
+        (
+            "psycopg2.errors.UniqueViolation: duplicate key",
+            "UniqueViolation",
+            "psycopg2.errors.UniqueViolation",
+            "duplicate key",
+        ),
+        ("Note: the cache is cold", None, None, "Note: the cache is cold"),
+        ("Hello", None, None, "Hello"),
+        ("see the docs: https://example.com/x", None, None, "see the docs: https://example.com/x"),
+    ],
+)
+def test_bare_messages(
+    text: str, error_class: str | None, qualified: str | None, message: str
+) -> None:
+    parsed = parse(text)
+    assert parsed.kind == "message"
+    (error,) = parsed.errors
+    assert (error.error_class, error.qualified_class, error.message) == (
+        error_class,
+        qualified,
+        message,
+    )
+
+
+def test_truncated_messages() -> None:
+    assert parse("ValueError: the value was …").errors[0].truncated
+    assert parse("ValueError: the value was...").errors[0].truncated
+    assert not parse("ValueError: the value was bad").errors[0].truncated
+
+
+def test_level_is_the_class_of_a_log_record() -> None:
+    (error,) = parse("ERROR: could not find a version that satisfies foo").errors
+    assert (error.error_class, error.qualified_class, error.level) == ("ERROR", None, "ERROR")
+    assert error.message == "could not find a version that satisfies foo"
+    (error,) = parse("2024-05-01 12:00:00,123 WARN [db] ValueError: bad port").errors
+    assert (error.error_class, error.level, error.logger) == ("ValueError", "WARNING", "db")
+
+
+def test_info_lines_only_count_when_nothing_else_is_found() -> None:
+    parsed = parse("2024-05-01 12:00:00,001 INFO app: started\n")
+    assert parsed.kind == "log"
+    assert [e.error_class for e in parsed.errors] == ["INFO"]
+    parsed = parse("2024-05-01 12:00:00,001 INFO app: started\nERROR:root:boom\n")
+    assert [e.message for e in parsed.errors] == ["boom"]
+
+
+def test_syslog_line() -> None:
+    (error,) = parse("May  1 12:00:00 web01 myapp[4242]: ERROR disk /var is 99% full").errors
+    assert (error.level, error.message) == ("ERROR", "disk /var is 99% full")
+
+
+def test_markers_are_not_source() -> None:
+    parsed = parse((CORPUS / "tb_simple_311.txt").read_text())
+    for frame in parsed.errors[0].frames:
+        assert frame.source is not None and "^" not in frame.source and "~" not in frame.source
+
+
+def test_carriage_returns_and_ansi_codes() -> None:
+    text = (CORPUS / "tb_chain_cause.txt").read_text()
+    assert summarise(parse(text.replace("\n", "\r\n"))) == summarise(parse(text))
+    coloured = (
+        "\x1b[31mValueError\x1b[0m: \x1b[1mbad\x1b[0m \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"
+    )
+    (error,) = parse(coloured).errors
+    assert (error.error_class, error.message) == ("ValueError", "bad link")
+    assert strip_ansi("[0;31mKeyError[0m: [1m'x'[0m") == "KeyError: 'x'"
+    assert strip_ansi("items[0m] is one bracket") == "items[0m] is one bracket"
+
+
+def test_notes_are_kept_apart_from_the_message() -> None:
+    (error,) = parse((CORPUS / "tb_notes.txt").read_text()).errors
+    assert error.message == "expected a CUDA device, found cpu"
+    assert error.notes == (
+        "Note: set TRAINLIB_DEVICE=cpu to train on the CPU",
+        "Hint: run `nvidia-smi` to check that the driver sees the GPU",
+    )
+
+
+def test_exception_group_elided_members_are_counted() -> None:
+    parsed = parse((CORPUS / "tb_exception_group_nested.txt").read_text())
+    assert parsed.omitted_errors == 4
+    assert [e.depth for e in parsed.errors] == [0, 1, 1, 2, 2]
+
+
+def test_parse_imports_only_the_standard_library() -> None:
+    tree = ast.parse(Path(parse_module.__file__).read_text())
+    modules = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            modules.add(node.module.split(".")[0])
+    assert modules <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+def test_a_recogniser_can_be_registered() -> None:
+    def read_go_panic(scan: Scan, start: int, floor: int) -> Block | None:
+        line = scan.lines[start]
+        if not line.startswith("panic: "):
+            return None
+        error = ParsedError("panic", "panic", line[7:], language="go")
+        return Block(start, start + 1, "traceback", [error])
+
+    saved = list(RECOGNISERS)
+    try:
+        register_recogniser(Recogniser("go-panic", r"panic: ", read_go_panic), before="log")
+        assert [r.name for r in RECOGNISERS].index("go-panic") == len(saved) - 1
+        (error,) = parse("panic: runtime error: index out of range [3] with length 3").errors
+        assert (error.error_class, error.language) == ("panic", "go")
+        assert error.message == "runtime error: index out of range [3] with length 3"
+    finally:
+        RECOGNISERS[:] = saved
+        parse_module._trigger_cache.clear()
+    assert parse("panic: x").errors[0].language == "python"
+
+
+# -- bounds ----------------------------------------------------------------------------------
+
+
+def chain(depth: int) -> str:
+    parts = []
+    for number in range(depth):
+        if number:
+            parts.append("\nThe above exception was the direct cause of the following exception:\n")
+        parts.append(
+            "Traceback (most recent call last):\n"
+            f'  File "/app/layer{number}.py", line {number + 1}, in call{number}\n'
+            f"    raise LayerError{number}(f'layer {{n}} failed')\n"
+            f"LayerError{number}: layer {number} failed\n"
+        )
+    return "".join(parts)
+
+
+def test_a_deep_chain_is_capped_keeping_both_ends() -> None:
+    parsed, seconds = timed(chain(1000))
+    assert seconds < BOUND
+    assert len(parsed.errors) == MAX_ERRORS
+    assert parsed.omitted_errors == 1000 - MAX_ERRORS
+    assert parsed.errors[0].error_class == "LayerError0"
+    assert parsed.errors[0].relation is None
+    assert parsed.errors[-1].error_class == "LayerError999"
+    assert parsed.errors[-1].relation == "cause"
+    assert parsed.primary is parsed.errors[-1]
+
+
+def test_a_deep_stack_is_capped_keeping_both_ends() -> None:
+    frames = "".join(
+        f'  File "/app/m{n}.py", line {n + 1}, in f{n}\n    f{n + 1}()\n' for n in range(4000)
+    )
+    text = f"Traceback (most recent call last):\n{frames}RecursionError: too deep\n"
+    parsed, seconds = timed(text)
+    assert seconds < BOUND
+    (error,) = parsed.errors
+    assert len(error.frames) == MAX_FRAMES
+    assert error.omitted_frames == 4000 - MAX_FRAMES
+    assert error.frames[0].path == "/app/m0.py"
+    assert error.frames[-1].path == "/app/m3999.py"
+
+
+def test_deeply_nested_exception_groups() -> None:
+    depth = 200
+    lines = ["  + Exception Group Traceback (most recent call last):"]
+    lines.append('  |   File "<stdin>", line 1, in <module>')
+    lines.append("  | ExceptionGroup: level 0 (1 sub-exception)")
+    for level in range(1, depth):
+        pad = "  " * level
+        lines.append(f"{pad}+-+---------------- 1 ----------------")
+        lines.append(f"{pad}  | ExceptionGroup: level {level} (1 sub-exception)")
+    for level in range(depth - 1, 0, -1):
+        lines.append("  " * (level + 1) + "+------------------------------------")
+    parsed, seconds = timed("\n".join(lines) + "\n")
+    assert seconds < BOUND
+    assert parsed.errors[0].message == "level 0 (1 sub-exception)"
+    assert parsed.primary is parsed.errors[0]
+    assert max(e.depth for e in parsed.errors) <= parse_module.MAX_GROUP_DEPTH
+
+
+def test_ten_megabytes() -> None:
+    record = (
+        "2024-05-01 12:00:00,123 - app.jobs - INFO - job 7 picked up by worker 3\n"
+        "2024-05-01 12:00:00,456 - app.jobs - ERROR - job 7 failed\n"
+        "Traceback (most recent call last):\n"
+        '  File "/app/jobs.py", line 40, in run\n'
+        "    handler(payload)\n"
+        "ValueError: bad payload\n"
+    )
+    text = record * (10_000_000 // len(record)) + "KeyError: 'last one'\n"
+    assert len(text) >= 9_900_000
+    parsed, seconds = timed(text)
+    assert seconds < BOUND
+    assert parsed.original is text
+    assert parsed.kind == "log"
+    assert parsed.skipped_lines > 0
+    assert len(parsed.errors) == MAX_ERRORS
+    assert parsed.errors[-1].error_class == "ValueError"
+
+
+TEN_MEGABYTE_LINES = {
+    "frames": '  File "/app/x.py", line 1, in f\n',
+    "syslog": "May  1 12:00:00 web01 app[1]: ERROR something failed here\n",
+    "json": json.dumps(
+        {
+            "level": "error",
+            "message": "boom",
+            "exc_info": 'Traceback (most recent call last):\n  File "x.py", line 1, in f\n'
+            "ValueError: x",
+        }
+    )
+    + "\n",
+    "pytest": "E       assert 1 == 2\ntests/test_x.py:12: AssertionError\n",
+    "ipython": "-"
+    * 75
+    + "\nValueError      Traceback (most recent call last)\nCell In[3], line 5\n"
+    "----> 5 f()\n\nValueError: x\n",
+    "group": "  | ValueError: x\n  +---------------- 2 ----------------\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(TEN_MEGABYTE_LINES))
+def test_ten_megabytes_of_one_format(kind: str) -> None:
+    unit = TEN_MEGABYTE_LINES[kind]
+    text = unit * (10_000_000 // len(unit))
+    parsed, seconds = timed(text)
+    assert seconds < BOUND
+    assert parsed.original is text
+    assert len(parsed.errors) <= MAX_ERRORS
+
+
+def test_binary_garbage() -> None:
+    rng = random.Random(4)
+    text = rng.randbytes(3_000_000).decode("utf-8", errors="replace")
+    parsed, seconds = timed(text)
+    assert seconds < BOUND
+    assert parsed.original is text
+    for error in parsed.errors:
+        assert len(error.message) <= parse_module.MAX_MESSAGE_CHARS + 1
+
+
+def test_a_line_of_a_million_characters() -> None:
+    text = "ValueError: " + "x" * 1_000_000
+    parsed, seconds = timed(text)
+    assert seconds < BOUND
+    (error,) = parsed.errors
+    assert error.error_class == "ValueError"
+    assert error.truncated
+    assert len(error.message) <= MAX_LINE_CHARS + 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 100_000 + "!",
+        "a." * 50_000 + "!",
+        "Traceback (most recent call last):\n" + '  File "' + "a" * 100_000,
+        "Traceback (most recent call last):\n" + "  " * 50_000 + "x",
+        "[" * 100_000,
+        "{" * 100_000,
+        '{"a":' * 100_000 + "1" + "}" * 100_000,
+        "1:" * 100_000,
+        "2024-05-01 12:00:00 " + "- " * 50_000 + "ERROR x",
+        "[2024-05-01T12:00:00Z " + "ERROR " * 20_000 + "] x",
+        "E" + " " * 100_000 + "x",
+        "tests/" + "a" * 100_000 + ".py:12: in f",
+        "File " + "a:1, in " * 20_000,
+        "x" * 100_000 + " in <module>",
+        ("  | " * 25_000) + "ValueError: x",
+        ("  | " * 3_000) + "ExceptionGroup: x (1 sub-exception)",
+        "".join("  " * n + "| ExceptionGroup: g (1 sub-exception)\n" for n in range(1, 3000)),
+        "level=error " + 'msg="' + "\\" * 100_000,
+        "\x1b[" + "1;" * 100_000,
+        "-" * 100_000 + "\nValueError" + " " * 100_000 + "Traceback (most recent call last)",
+        "ValueError: x\n" + "\n" * 100_000,
+        "\n".join(["ValueError: " + "y" * 100] * 100_000),
+    ],
+    ids=lambda text: repr(text[:24]),
+)
+def test_hostile_input_is_bounded(text: str) -> None:
+    parsed, seconds = timed(text)
+    assert seconds < BOUND
+    assert parsed.original is text

@@ -1,0 +1,123 @@
+import sqlite3
+
+import pytest
+from conftest import SEED_FILE
+
+from errdex.errors import StoreError
+from errdex.models import Problem, ProblemKind, RunReport, SourceInfo, utc_now
+from errdex.store.base import SearchQuery
+from errdex.store.jsonl import read_jsonl
+from errdex.store.sqlite import SQLiteStore
+
+
+def seed_envelope():
+    ((envelope, _),) = list(read_jsonl(SEED_FILE))
+    return envelope
+
+
+def fill(store, count, key="src", word="first"):
+    base = seed_envelope().record
+    records = [
+        base.model_copy(update={"id": f"{n:016x}", "error_message": f"{word} message {n}"})
+        for n in range(count)
+    ]
+    info = SourceInfo(key=key, repo=key, kind="directory")
+    store.replace_source(
+        info,
+        records,
+        problems=[Problem(path="bad.py", kind=ProblemKind.SYNTAX, message="x")],
+        report=RunReport(source=info),
+        dataset_version=utc_now(),
+    )
+
+
+def test_version_token_changes_on_every_write(tmp_path):
+    with SQLiteStore(tmp_path / "s.sqlite3") as store:
+        first = store.version()
+        fill(store, 3)
+        second = store.version()
+        store.upsert_records(SourceInfo(key="i", repo="i", kind="import"), [seed_envelope()])
+        assert len({first, second, store.version()}) == 3
+
+
+def test_readers_see_the_old_set_or_the_new_one_never_a_mix(tmp_path):
+    path = tmp_path / "s.sqlite3"
+    with SQLiteStore(path) as store:
+        fill(store, 50)
+        reader = sqlite3.connect(path, isolation_level=None)
+        reader.execute("BEGIN")
+        assert reader.execute("SELECT count(*) FROM records").fetchone()[0] == 50
+        fill(store, 80, word="second")
+        # The open read transaction still sees the whole old set …
+        rows = reader.execute("SELECT error_message FROM records").fetchall()
+        assert len(rows) == 50 and all(r[0].startswith("first") for r in rows)
+        reader.execute("COMMIT")
+        # … and a new one sees the whole new set.
+        rows = reader.execute("SELECT error_message FROM records").fetchall()
+        assert len(rows) == 80 and all(r[0].startswith("second") for r in rows)
+        reader.close()
+
+
+def test_a_failed_write_leaves_the_previous_records(tmp_path):
+    with SQLiteStore(tmp_path / "s.sqlite3") as store:
+        fill(store, 10)
+        records = [seed_envelope().record] * 2  # the same id twice: the second insert fails
+
+        class Boom(Exception):
+            pass
+
+        def exploding():
+            yield records[0]
+            raise Boom
+
+        info = SourceInfo(key="src", repo="src", kind="directory")
+        with pytest.raises(Boom):
+            store.replace_source(
+                info,
+                exploding(),
+                problems=[],
+                report=RunReport(source=info),
+                dataset_version=utc_now(),
+            )
+        assert store.stats().records == 10
+        assert store.integrity() == "ok"
+
+
+def test_stores_of_an_older_version_are_migrated(tmp_path):
+    path = tmp_path / "old.sqlite3"
+    with SQLiteStore(path) as store:
+        fill(store, 5)
+    with sqlite3.connect(path) as raw:
+        raw.execute("UPDATE meta SET value = '1' WHERE key = 'store_version'")
+        raw.execute("DROP TRIGGER records_ai")
+    with SQLiteStore(path) as store:
+        assert store.stats().records == 5
+        records, total = store.search(SearchQuery(text="message"))
+        assert total == 5
+        fill(store, 2, word="after")
+        assert store.search(SearchQuery(text="after"))[1] == 2
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("SELECT value FROM meta WHERE key='store_version'").fetchone()[0] == "2"
+
+
+def test_a_store_from_a_newer_errdex_is_refused(tmp_path):
+    path = tmp_path / "new.sqlite3"
+    SQLiteStore(path).close()
+    with sqlite3.connect(path) as raw:
+        raw.execute("UPDATE meta SET value = '99' WHERE key = 'store_version'")
+    with pytest.raises(StoreError, match="newer errdex"):
+        SQLiteStore(path)
+
+
+def test_a_file_that_is_not_a_database_is_a_store_error(tmp_path):
+    path = tmp_path / "junk.sqlite3"
+    path.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(StoreError):
+        SQLiteStore(path)
+
+
+def test_any_words_search_ranks_partial_matches(tmp_path):
+    with SQLiteStore(tmp_path / "s.sqlite3") as store:
+        fill(store, 3)
+        assert store.search(SearchQuery(text="message nothing"))[1] == 0
+        assert len(store.search_rowids(SearchQuery(text="message nothing", any_words=True))) == 3
