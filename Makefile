@@ -26,11 +26,12 @@ venv: $(VENV)/.installed
 
 ## run: install, index every package installed in .venv, show the stats and a sample search.
 run: $(VENV)/.installed
-	$(BIN)/errdex mine --installed
+	$(BIN)/errdex mine --installed --jobs 2
 	$(BIN)/errdex stats
 	$(BIN)/errdex search "not found" --limit 5
+	$(BIN)/errdex explain "rich.errors.MarkupError: closing tag '[/bold]' at position 12 doesn't match any open tag" --top 1
 	@echo
-	@echo "Try: $(BIN)/errdex search 'invalid' --class ValueError"
+	@echo "Try: $(BIN)/errdex explain < traceback.txt   or   $(BIN)/errdex search 'invalid' --class ValueError"
 
 ## test: install the dev extras and run the whole test suite.
 test: $(VENV)/.installed-dev

@@ -6,6 +6,7 @@ internal error (a bug: one line on stderr, the traceback with ``ERRDEX_DEBUG=1``
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -32,15 +33,17 @@ from errdex.extract.files import Source
 from errdex.match.explain import Explanation
 from errdex.match.scan import ScanGroup, ScanReport
 from errdex.models import ErrorRecord, RecordEnvelope, RunReport
-from errdex.pipeline import Pipeline
+from errdex.pipeline import EnrichReport, Pipeline, VerifyRun
 from errdex.render import (
     explanation_view,
+    key_values_table,
     record_panel,
     records_table,
     reports_table,
     scan_view,
     settings_table,
     stats_table,
+    verify_view,
 )
 from errdex.settings import ResolvedSettings, Settings, resolve_settings
 from errdex.store.base import SearchQuery
@@ -511,6 +514,102 @@ def _scan_json(report: ScanReport, records: dict[int, ErrorRecord], top: int) ->
         "groups": [group(g, records.get(g.rowids[0])) for g in report.groups[:top]],
         "unknown": [group(g, None) for g in report.unknown[:top]],
     }
+
+
+@app.command()
+def enrich(
+    llm: Annotated[
+        bool,
+        typer.Option(
+            "--llm", help="Also ask the configured OpenAI-compatible endpoint (errdex[llm])."
+        ),
+    ] = False,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Skip records this writer already wrote.")
+    ] = False,
+    repo: Annotated[str | None, typer.Option("--repo", help="Only this repo's records.")] = None,
+    db: DbOption = None,
+    config: ConfigOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Write the explanation fields of stored records (offline, or with an LLM), verified."""
+    with _errors():
+        settings = _settings(config, db=db)
+
+        def run(pipeline: Pipeline) -> EnrichReport:
+            writer = None
+            if llm:
+                from errdex.analyze.llm import LLMWriter
+
+                writer = LLMWriter(settings)
+            with _progress(_stderr()) as progress:
+                task = progress.add_task("writing", total=None, path="")
+
+                def advance(record_id: str, task: TaskID = task) -> None:
+                    progress.update(task, advance=1, path=record_id)
+
+                return pipeline.enrich(llm=writer, repo=repo, resume=resume, progress=advance)
+
+        report = _with_store(settings, run)
+        data = dataclasses.asdict(report)
+        if as_json:
+            _print_json(data)
+        else:
+            _stdout().print(key_values_table("enriched", data))
+        if report.records == 0:
+            raise typer.Exit(EXIT_NOT_FOUND)
+
+
+@app.command()
+def verify(
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--source",
+            help="The code the records describe (a directory, git repository or pypi: spec).",
+        ),
+    ] = None,
+    rev: Annotated[str | None, typer.Option("--rev", help="Git revision of --source.")] = None,
+    repo: Annotated[str | None, typer.Option("--repo", help="Only this repo's records.")] = None,
+    db: DbOption = None,
+    config: ConfigOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Check records' prose against the code: contradicted claims, moved and stale sites.
+
+    Exit 0 when every record checks out, 1 when a record is flagged or stale.
+    """
+    with _errors():
+        settings = _settings(config, db=db)
+
+        def run(pipeline: Pipeline) -> VerifyRun:
+            opened = pipeline.open(source, revision=rev) if source is not None else None
+            return pipeline.verify(source=opened, repo=repo)
+
+        result = _with_store(settings, run)
+        counts = result.counts()
+        interesting = [o for o in result.outcomes if o.status != "ok" and o.status != "unchecked"]
+        if as_json:
+            _print_json(
+                {
+                    **counts,
+                    "outcomes": [
+                        {
+                            "id": o.record_id,
+                            "status": o.status,
+                            "line": o.line,
+                            "claims": [c.model_dump(mode="json") for c in o.claims],
+                        }
+                        for o in interesting
+                    ],
+                }
+            )
+        else:
+            _stdout().print(verify_view(counts, interesting))
+        if counts["records"] == 0:
+            raise typer.Exit(EXIT_NOT_FOUND)
+        if counts["flagged"] or counts["stale"] or any(o.claims for o in result.outcomes):
+            raise typer.Exit(EXIT_NOT_FOUND)
 
 
 @app.command()

@@ -14,16 +14,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
+from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticSerializationError
 
-from errdex.analyze.records import build_records
+from errdex.analyze.records import build_records, permalink
 from errdex.errors import ExtractionError
 from errdex.extract import Extractor, blob_digest, extractors
 from errdex.extract.files import Source, SourceFile, open_source
 from errdex.models import (
+    Claim,
+    ErrorRecord,
     FileResult,
+    Narrative,
     Problem,
     ProblemKind,
     RaiseSite,
@@ -35,6 +39,9 @@ from errdex.models import (
 from errdex.settings import Settings
 from errdex.store.base import RecordStore
 from errdex.store.jsonl import RecordFormat, read_jsonl, write_jsonl
+
+if TYPE_CHECKING:
+    from errdex.analyze.llm import LLMWriter
 
 ProgressCallback = Callable[[str], None]
 """Called with each file's path as it is mined (for progress bars)."""
@@ -259,7 +266,7 @@ class Pipeline:
             report = report.model_copy(update={"seconds": round(time.perf_counter() - started, 3)})
             self.store.finish_unchanged(info, report=report, run_id=run_id)
             return report
-        records = build_records(sites, info, analyzed_at=mined_at)
+        records = [_written(record) for record in build_records(sites, info, analyzed_at=mined_at)]
         report = report.model_copy(update={"seconds": round(time.perf_counter() - started, 3)})
         self.store.replace_source(
             info,
@@ -304,6 +311,108 @@ class Pipeline:
             if extractor.language in by_language:
                 sites.extend(extractor.link(by_language[extractor.language]))
         return sites
+
+    def enrich(
+        self,
+        *,
+        llm: LLMWriter | None = None,
+        repo: str | None = None,
+        resume: bool = False,
+        progress: ProgressCallback | None = None,
+    ) -> EnrichReport:
+        """Write the narrative fields of stored records, and verify them.
+
+        The offline writer always runs (it is the LLM's draft and its fallback); with an LLM
+        writer, each answer is verified and a flagged field falls back to the offline text.
+
+        Args:
+            llm: The LLM writer, or None for the offline writer alone.
+            repo: Only this repo's records.
+            resume: Skip records this writer already wrote (an interrupted run goes on).
+            progress: Called with each record id as it is done.
+
+        Returns:
+            What was written.
+        """
+        return _Enricher(self, llm).run(repo=repo, resume=resume, progress=progress)
+
+    def verify(
+        self, *, source: Source | None = None, repo: str | None = None, update: bool = True
+    ) -> VerifyRun:
+        """Check stored records' prose against the facts of their sites.
+
+        Without a source, a record is checked against the facts stored with it. With one, the
+        source is mined (nothing is written for it) and each record is found again by file,
+        class and template: a record whose site is at another line is ``moved`` (and updated
+        to the new line and code), one whose site is gone is ``stale``; the prose is checked
+        against the fresh facts. Imported records (the seed's) are checked the same way.
+
+        Args:
+            source: The code the records describe, as it is now.
+            repo: Only this repo's records.
+            update: Store the findings (and moved lines) in the records.
+
+        Returns:
+            One outcome per record.
+        """
+        from errdex.analyze.verify import verify as check
+
+        sites = self._sites_of(source) if source is not None else None
+        run = VerifyRun()
+        updates: list[tuple[int, ErrorRecord]] = []
+        for rowid, envelope in self.store.iter_rows(repo=repo):
+            record = envelope.record
+            facts = record.facts
+            status = "ok"
+            changes: dict[str, Any] = {}
+            if sites is not None:
+                site = _find_site(record, sites)
+                if site is None:
+                    run.outcomes.append(VerifyOutcome(record.id, "stale"))
+                    continue
+                facts = site.facts
+                changes["facts"] = site.facts
+                if site.line != record.line_number:
+                    status = "moved"
+                    changes.update(_site_position(site))
+                    # The permalink and sha described the old commit; point them at this one.
+                    sha = source.info.sha if source is not None else None
+                    changes["analyzed_sha"] = sha
+                    changes["github_url"] = permalink(
+                        record.repo, sha, site.path, site.source_code_start, site.source_code_end
+                    )
+            elif facts is None:
+                status = "unchecked"
+            claims = check(record, facts)
+            if claims and status == "ok":
+                status = "flagged"
+            run.outcomes.append(
+                VerifyOutcome(record.id, status, claims, changes.get("line_number"))
+            )
+            if update:
+                updates.append((rowid, record.model_copy(update={**changes, "claims": claims})))
+        if update and updates:
+            self.store.update_rows(updates)
+        return run
+
+    def _sites_of(self, source: Source) -> dict[str, list[RaiseSite]]:
+        """Mine a source without storing it; return its sites by file path."""
+        results: list[tuple[Extractor, FileResult]] = []
+        for file in source.files(
+            wanted=self._wanted,
+            max_bytes=self.settings.max_file_bytes,
+            include_tests=self.settings.include_tests,
+        ):
+            if file.data is None:
+                continue
+            extractor = self._pick(file.path)
+            result, _ = mine_file(extractor, file, strict=False)
+            if result is not None:
+                results.append((extractor, result))
+        by_path: dict[str, list[RaiseSite]] = {}
+        for site in self._link(results):
+            by_path.setdefault(site.path, []).append(site)
+        return by_path
 
     def import_files(self, paths: Sequence[Path]) -> ImportReport:
         """Import seed or errdex JSONL files (``.gz`` too), format detected per line.
@@ -359,3 +468,177 @@ def mine_sources(
 ) -> list[RunReport]:
     """Mine several sources in turn, one report each."""
     return [pipeline.mine(source, progress=progress) for source in sources]
+
+
+@dataclass
+class EnrichReport:
+    """What an enrichment run did.
+
+    Attributes:
+        records: Records looked at.
+        written: Records whose narrative was rewritten.
+        skipped: Records left alone (``resume``: already written by this writer).
+        fallbacks: LLM answers (or fields) replaced by the offline text because they failed
+            or the verifier flagged them.
+        flagged: Records whose final narrative still has claims.
+        llm: The LLM writer's counts (requests, cache hits, retries, tokens), when used.
+    """
+
+    records: int = 0
+    written: int = 0
+    skipped: int = 0
+    fallbacks: int = 0
+    flagged: int = 0
+    llm: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class VerifyOutcome:
+    """One record's verification.
+
+    Attributes:
+        record_id: The record.
+        status: ``ok``, ``flagged``, ``moved`` (its site is at another line now; updated),
+            ``stale`` (its site is gone from the source) or ``unchecked`` (no site facts).
+        claims: What the verifier found.
+        line: The site's line now, for moved records.
+    """
+
+    record_id: str
+    status: str
+    claims: list[Claim] = field(default_factory=list)
+    line: int | None = None
+
+
+@dataclass
+class VerifyRun:
+    """What ``errdex verify`` found over a store."""
+
+    outcomes: list[VerifyOutcome] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        """Records by status, and the number of claims."""
+        counts = Counter(outcome.status for outcome in self.outcomes)
+        result = {status: counts.get(status, 0) for status in _STATUSES}
+        result["records"] = len(self.outcomes)
+        result["claims"] = sum(len(outcome.claims) for outcome in self.outcomes)
+        return result
+
+
+_STATUSES = ("ok", "flagged", "moved", "stale", "unchecked")
+
+
+class _Enricher:
+    """Writes narratives for stored records: offline always, the LLM on top when asked.
+
+    An LLM answer is kept field by field: a field the verifier flags falls back to the offline
+    text, and the record's writer says so (``llm:MODEL+offline``).
+    """
+
+    def __init__(self, pipeline: Pipeline, llm: LLMWriter | None) -> None:
+        self.pipeline = pipeline
+        self.llm = llm
+
+    def run(
+        self, *, repo: str | None, resume: bool, progress: ProgressCallback | None
+    ) -> EnrichReport:
+        from errdex.analyze.writer import apply_narrative, write_offline
+
+        store = self.pipeline.store
+        report = EnrichReport()
+        target = self.llm.writer if self.llm is not None else "offline"
+        pending: dict[str, tuple[int, ErrorRecord, Narrative]] = {}
+        updates: list[tuple[int, ErrorRecord]] = []
+        for rowid, envelope in store.iter_rows(repo=repo):
+            record = envelope.record
+            report.records += 1
+            if resume and record.writer.startswith(target):
+                report.skipped += 1
+                continue
+            draft = write_offline(record)
+            offline = apply_narrative(record, draft, writer="offline")
+            if self.llm is None:
+                report.flagged += bool(offline.claims)
+                updates.append((rowid, offline))
+                if progress is not None:
+                    progress(record.id)
+            else:
+                pending[record.id] = (rowid, offline, draft)
+        if self.llm is not None:
+            llm = self.llm
+            items = [(offline, draft) for _, offline, draft in pending.values()]
+            for result in llm.write_many(items):
+                rowid, offline, draft = pending[result.record_id]
+                final = offline
+                if result.narrative is not None:
+                    final = self._keep_verified(offline, draft, result.narrative, llm.writer)
+                report.fallbacks += final.writer != llm.writer
+                report.flagged += bool(final.claims)
+                updates.append((rowid, final))
+                if progress is not None:
+                    progress(result.record_id)
+            counts = llm.report
+            report.llm = {
+                "requests": counts.requests,
+                "cached": counts.cached,
+                "retries": counts.retries,
+                "failures": counts.failures,
+                "promptTokens": counts.prompt_tokens,
+                "completionTokens": counts.completion_tokens,
+            }
+        report.written = store.update_rows(updates)
+        return report
+
+    @staticmethod
+    def _keep_verified(
+        offline: ErrorRecord, draft: Narrative, answer: Narrative, writer: str
+    ) -> ErrorRecord:
+        from errdex.analyze.writer import apply_narrative
+
+        candidate = apply_narrative(offline, answer, writer=writer)
+        if not candidate.claims:
+            return candidate
+        flagged = {claim.field for claim in candidate.claims}
+        merged = answer.model_copy(
+            update={
+                name: getattr(draft, name)
+                for name in Narrative.model_fields
+                if to_camel(name) in flagged
+            }
+        )
+        return apply_narrative(offline, merged, writer=f"{writer}+offline")
+
+
+def _find_site(record: ErrorRecord, sites: dict[str, list[RaiseSite]]) -> RaiseSite | None:
+    """Find a record's site again: same file, class and template; the nearest line wins."""
+    same = [
+        site
+        for site in sites.get(record.file_path, [])
+        if site.error_class == record.error_class and site.template.text == record.error_message
+    ]
+    if not same:
+        return None
+    return min(same, key=lambda site: abs(site.line - record.line_number))
+
+
+def _site_position(site: RaiseSite) -> dict[str, Any]:
+    """The record fields that say where a site is, from the site as it is now."""
+    return {
+        "line_number": site.line,
+        "end_line_number": site.end_line,
+        "message_line": site.message_line,
+        "message_end_line": site.message_end_line,
+        "source_code": site.source_code,
+        "source_code_start": site.source_code_start,
+        "source_code_end": site.source_code_end,
+        "function": site.function,
+        "function_start": site.function_start,
+        "function_end": site.function_end,
+    }
+
+
+def _written(record: ErrorRecord) -> ErrorRecord:
+    """Give a freshly mined record its offline narrative (verified)."""
+    from errdex.analyze.writer import apply_narrative, write_offline
+
+    return apply_narrative(record, write_offline(record), writer="offline")

@@ -14,6 +14,7 @@ from rich.text import Text
 from errdex.match.explain import Explanation
 from errdex.match.scan import ScanReport
 from errdex.models import ErrorRecord, Match, MatchKind, RunReport, StoreStats
+from errdex.pipeline import VerifyOutcome
 from errdex.settings import SETTINGS, ResolvedSettings
 
 
@@ -278,3 +279,38 @@ def scan_view(report: ScanReport, records: dict[int, ErrorRecord], *, top: int) 
     for group in report.unknown[:top]:
         unknown.add_row(str(group.count), Text(group.key))
     return Group(summary, known, unknown)
+
+
+def key_values_table(title: str, data: dict[str, object]) -> RenderableType:
+    """Render a flat mapping (nested mappings one level deep) as a two-column table."""
+    table = Table(title=title, show_header=False)
+    table.add_column(style="dim")
+    table.add_column(justify="right")
+    for key, value in data.items():
+        if isinstance(value, dict):
+            for inner, item in value.items():
+                table.add_row(f"{key} {inner}", str(item))
+        else:
+            table.add_row(key, str(value))
+    return table
+
+
+def verify_view(counts: dict[str, int], outcomes: Sequence[VerifyOutcome]) -> RenderableType:
+    """Render a verification: counts, then each flagged, moved or stale record."""
+    summary = Text(", ".join(f"{count} {name}" for name, count in counts.items()))
+    table = Table(title="findings")
+    for column in ("record", "status", "field", "claim", "why"):
+        table.add_column(column, overflow="fold")
+    for outcome in outcomes:
+        if not outcome.claims:
+            line = f"now at line {outcome.line}" if outcome.line else ""
+            table.add_row(outcome.record_id, outcome.status, "", "", line)
+        for claim in outcome.claims:
+            table.add_row(
+                outcome.record_id,
+                f"{outcome.status}: {claim.verdict}",
+                claim.field,
+                Text(claim.text),
+                Text(claim.reason),
+            )
+    return Group(summary, table)

@@ -72,10 +72,10 @@ def test_any_rendering_matches_its_template(literals, values):
 def test_hostile_input_is_linear():
     compiled = compile_template(template("a", "{x}", "a", "{y}", "b", "{z}", "a"))
     hostile = "a" * 100_000 + "!"
-    started = time.perf_counter()
+    started = time.process_time()
     for _ in range(100):
         assert compiled.match(hostile) is None
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
 
 
 def test_keys_need_three_letters_and_prefer_rare_windows():
@@ -184,3 +184,18 @@ def test_both_engines_give_the_same_candidates_and_scans(engine, tmp_path):
     assert [(g.rowids, g.count) for g in ours.groups] == [
         (g.rowids, g.count) for g in theirs.groups
     ]
+
+
+def test_big_buckets_are_sorted_by_how_templates_begin():
+    shared = " is not a valid option for "
+    # "#42:" has too few letters to be a key: every template's key is in the shared text.
+    rows_ = [row(n + 1, [f"#{n}:", "{a}", shared, "{x}"]) for n in range(100)]
+    rows_.append(row(101, ["{name}", shared, "{x}"]))
+    index = build_index(rows_, version="v")
+    message = f"#42: thing{shared}draft"
+    anchored = index.candidates(message, anchored=True)
+    everything = index.candidates(message)
+    assert len(everything) == 101
+    assert 42 in anchored and 100 in anchored and len(anchored) < 15
+    matching = [t for t in everything if index.template(t).match(message) is not None]
+    assert sorted(t for t in anchored if index.template(t).match(message)) == sorted(matching)

@@ -21,6 +21,7 @@ The exports of a Python file (keys only when non-empty; ``T`` is a template)::
       "functions": {"qual": F},                 # factories and message helpers
       "pending": [P, ...],                      # sites the link step may complete
       "calls": [H, ...],                        # candidate calls of message helpers
+      "called": "name 12 40\nother 7",          # lines that call a name (callers, #5)
     }
     T = {"parts": [[text, hole, style], ...], "line": 12, "i18n": false}
     C = {"line": 3, "bases": ["errors.Base"],            # base classes as written
@@ -43,6 +44,18 @@ The exports of a Python file (keys only when non-empty; ``T`` is a template)::
     P = {"site": index, "message": [part, ...] | None, "form": "reference",
          "call": K | None, "given": true}                # given: a message is passed
     H = {"site": RaiseSite JSON, "call": K}
+
+Every site carries :class:`~errdex.models.CodeFacts` (#5), gathered in the same pass: the walk
+keeps a stack of the guards in force (the ``if``/``elif``/``else`` branches and ``match`` cases
+it is inside, the sibling ``if`` statements before it in the same block that ``return``,
+``continue``, ``break`` or ``raise``, and the ``except KeyError`` handlers around a ``d[k]``)
+and of the ``except`` handlers it is inside. The stack holds AST nodes only; a guard's text,
+kind, subject and values are worked out when a site needs them (cached per guard), so a
+module without sites pays for pushes and pops alone. Containers named in a guard are resolved
+by name against the module's and the class's constants and the Enum classes of the file;
+exception bases against the file's classes and Python's builtins. :meth:`PythonExtractor.link`
+then completes bases from other files and adds the callers of each site's function (by name,
+from ``called``).
 
 A part whose style starts with ``"\0ref"`` is a reference (see
 :func:`~errdex.analyze.templates.reference`). Resolution is by name through the module's
@@ -83,9 +96,12 @@ from errdex.errors import ExtractionError
 from errdex.extract import blob_digest
 from errdex.extract.files import SourceFile
 from errdex.models import (
+    CodeFacts,
     FileResult,
+    Guard,
     Location,
     MessageTemplate,
+    Parameter,
     ProblemKind,
     RaiseSite,
     Severity,
@@ -160,6 +176,22 @@ _MESSAGE_NAME = re.compile(
 )
 _MESSAGE_VARIABLE = re.compile(r"msg|message|text|reason|detail|description", re.IGNORECASE)
 _MAX_PENDING_DEPTH = 8
+
+# -- code facts (#5)
+_IF, _CASE, _LOOKUP = 0, 1, 2  # guard entries on the walk's stack (see _ModuleExtractor._facts)
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"})
+_MAX_GUARDS = 16  # the nearest ones are kept
+_MAX_VALUES = 64
+_MAX_CALLERS = 10
+_MAX_DOCSTRING = 400
+_MAX_FRAGMENT = 80  # annotations and defaults longer than this are written ``...``
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_BUILTIN_ANCESTORS: dict[str, list[str]] = {
+    name: [base.__name__ for base in getattr(builtins, name).__mro__[1:] if base is not object]
+    for name in _BUILTIN_EXCEPTIONS
+}
 
 
 def decode_source(file: SourceFile) -> str:
@@ -318,6 +350,130 @@ def _literal_length(parts: Sequence[TemplatePart]) -> int:
     return sum(len(p.text) for p in parts if not p.hole)
 
 
+# -- code facts helpers (#5) --------------------------------------------------------------
+
+
+def _value_text(node: ast.expr) -> str | None:
+    """A value a guard tests against, as source text.
+
+    A literal (``'draft_decode'``), a constant name (``MAX``) or an Enum-like member
+    (``Mode.DRAFT``); None for anything else.
+    """
+    kind = type(node)
+    if kind is ast.Constant:
+        value = node.value  # type: ignore[attr-defined]
+        if value is Ellipsis:
+            return None
+        text = repr(value)
+        return text if len(text) <= 200 else None
+    if kind is ast.UnaryOp and type(node.op) is ast.USub:  # type: ignore[attr-defined]
+        operand = node.operand  # type: ignore[attr-defined]
+        if (
+            type(operand) is ast.Constant
+            and isinstance(operand.value, (int, float))
+            and not isinstance(operand.value, bool)
+        ):
+            return f"-{operand.value!r}"
+        return None
+    if kind is ast.Name:
+        name: str = node.id  # type: ignore[attr-defined]
+        return name if len(name) > 1 and name.isupper() else None
+    if kind is ast.Attribute:
+        chain = _dotted(node)
+        if chain is None:
+            return None
+        parts = chain.split(".")
+        if parts[-1].isupper() and len(parts[-1]) > 1:
+            return chain
+        if parts[0] not in ("self", "cls") and any(part[:1].isupper() for part in parts[:-1]):
+            return chain
+    return None
+
+
+def _is_none(node: ast.expr) -> bool:
+    return type(node) is ast.Constant and node.value is None
+
+
+def _is_type_call(node: ast.expr) -> bool:
+    return (
+        type(node) is ast.Call
+        and type(node.func) is ast.Name
+        and node.func.id == "type"
+        and len(node.args) == 1
+    )
+
+
+def _enum_members(node: ast.ClassDef) -> list[tuple[str, ast.expr]] | None:
+    """The members of an Enum class (name, value), None when the class is no Enum."""
+    for base in node.bases:
+        name = (_dotted(base) or "").rpartition(".")[2]
+        if name in _ENUM_BASES or name.endswith("Enum"):
+            break
+    else:
+        return None
+    members: list[tuple[str, ast.expr]] = []
+    for statement in node.body:
+        kind = type(statement)
+        if kind is ast.Assign:
+            targets = statement.targets  # type: ignore[attr-defined]
+            if len(targets) == 1 and type(targets[0]) is ast.Name:
+                name = targets[0].id
+                if not name.startswith("_"):
+                    members.append((name, statement.value))  # type: ignore[attr-defined]
+        elif kind is ast.AnnAssign and statement.value is not None:  # type: ignore[attr-defined]
+            target = statement.target  # type: ignore[attr-defined]
+            if type(target) is ast.Name and not target.id.startswith("_"):
+                members.append((target.id, statement.value))  # type: ignore[attr-defined]
+    return members
+
+
+def _class_constant(node: ast.ClassDef, name: str) -> ast.expr | None:
+    """The value assigned to a name in a class body."""
+    for statement in node.body:
+        kind = type(statement)
+        if kind is ast.Assign:
+            targets = statement.targets  # type: ignore[attr-defined]
+            if len(targets) == 1 and type(targets[0]) is ast.Name and targets[0].id == name:
+                value: ast.expr = statement.value  # type: ignore[attr-defined]
+                return value
+        elif kind is ast.AnnAssign:
+            target = statement.target  # type: ignore[attr-defined]
+            if type(target) is ast.Name and target.id == name:
+                return statement.value  # type: ignore[attr-defined,no-any-return]
+    return None
+
+
+def _pattern_values(pattern: ast.pattern) -> tuple[tuple[str, ...], bool] | None:
+    """The values (or class names) a ``case`` pattern tests, and whether all are values.
+
+    None when the pattern always matches (``case _``, ``case name``).
+    """
+    kind = type(pattern)
+    if kind is ast.MatchValue:
+        value = pattern.value  # type: ignore[attr-defined]
+        text = _value_text(value) or _dotted(value)
+        return ((text,), True) if text else ((), False)
+    if kind is ast.MatchSingleton:
+        return ((repr(pattern.value),), True)  # type: ignore[attr-defined]
+    if kind is ast.MatchAs:
+        inner = pattern.pattern  # type: ignore[attr-defined]
+        return _pattern_values(inner) if inner is not None else None
+    if kind is ast.MatchOr:
+        values: list[str] = []
+        literal = True
+        for alternative in pattern.patterns:  # type: ignore[attr-defined]
+            shown = _pattern_values(alternative)
+            if shown is None:
+                return None
+            values.extend(shown[0])
+            literal = literal and shown[1]
+        return tuple(values), literal and bool(values)
+    if kind is ast.MatchClass:
+        name = _dotted(pattern.cls)  # type: ignore[attr-defined]
+        return ((name,) if name else ()), False
+    return (), False
+
+
 # -- what one module knows ----------------------------------------------------------------
 
 
@@ -442,6 +598,32 @@ class _Scope:
     bound: set[str] = field(default_factory=set)
     params: frozenset[str] = frozenset()
     caught: frozenset[str] = frozenset()
+    header: _Header | None = None
+    containers: dict[str, ast.expr] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Header:
+    """The facts of a site's function and class, worked out once per function."""
+
+    function: str | None
+    class_name: str | None
+    signature: str | None
+    parameters: tuple[Parameter, ...]
+    docstring: str | None
+    annotations: dict[str, ast.expr]
+
+
+@dataclass(frozen=True)
+class _Found:
+    """One guard, worked out: the :class:`~errdex.models.Guard` and the values it accepts.
+
+    ``accepts`` holds the values of the subject for which the site is *not* reached because
+    another branch handles them (``if x == "a": return``), None when the guard shows none.
+    """
+
+    guard: Guard
+    accepts: tuple[str, ...] | None = None
 
 
 class _ModuleExtractor:
@@ -466,8 +648,34 @@ class _ModuleExtractor:
         self.sites: list[RaiseSite] = []
         self.pending: list[dict[str, Any]] = []
         self.calls: list[dict[str, Any]] = []
+        self.called: dict[str, list[int]] = {}
         self._scope = _Scope()
+        # Code facts (#5): the guards and except handlers in force where the walk is, and what
+        # resolving them needs (module constants, classes by qualified and by short name).
+        self._guards: list[tuple[Any, ...]] = []
+        self._handlers: list[ast.ExceptHandler] = []
+        self._values: dict[str, ast.expr] = {}
+        self._class_defs: dict[str, ast.ClassDef] = {}
+        self._class_names: dict[str, ast.ClassDef] = {}
+        self._found: dict[tuple[Any, ...], list[_Found]] = {}
+        self._bases: dict[str, list[str]] = {}
+        self._facts_cache: tuple[ast.stmt, tuple[str, ...], str, CodeFacts] | None = None
         self.builder = TemplateBuilder(self._resolve, self._is_message_name)
+
+    def release(self) -> None:
+        """Drop every reference to the tree, so that it is freed as soon as the file is done.
+
+        The extractor and its template builder refer to each other; without this, the tree
+        would live until the cyclic collector walks all of it.
+        """
+        self._guards = []
+        self._handlers = []
+        self._values = {}
+        self._class_defs = {}
+        self._class_names = {}
+        self._found = {}
+        self._facts_cache = None
+        self._scope = _Scope()
 
     # -- name resolution -------------------------------------------------------------------
 
@@ -605,11 +813,24 @@ class _ModuleExtractor:
                 self._import(statement)  # type: ignore[arg-type]
             elif kind in (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef):
                 self.top_names.add(statement.name)  # type: ignore[attr-defined]
+                if kind is ast.ClassDef:
+                    self._class_defs[statement.name] = statement  # type: ignore[attr-defined,assignment]
+                    self._class_names[statement.name] = statement  # type: ignore[attr-defined,assignment]
+        values = self._values
         for statement in module.body:
             self._collect_constant(
                 statement, self.module_constants, self.module_tables, "constant-ref"
             )
             self._collect_log_aliases(statement)
+            kind = type(statement)
+            if kind is ast.Assign:
+                targets = statement.targets  # type: ignore[attr-defined]
+                if len(targets) == 1 and type(targets[0]) is ast.Name:
+                    values[targets[0].id] = statement.value  # type: ignore[attr-defined]
+            elif kind is ast.AnnAssign:
+                target = statement.target  # type: ignore[attr-defined]
+                if type(target) is ast.Name and statement.value is not None:  # type: ignore[attr-defined]
+                    values[target.id] = statement.value  # type: ignore[attr-defined]
         self._walk(module.body)
         return self.sites
 
@@ -660,6 +881,11 @@ class _ModuleExtractor:
             data["pending"] = self.pending
         if self.calls:
             data["calls"] = self.calls
+        if self.called:
+            # One string ("name 12 40" a line): cheap to validate, store and collect.
+            data["called"] = "\n".join(
+                f"{name} {' '.join(map(str, lines))}" for name, lines in self.called.items()
+            )
         return data
 
     def _import(self, statement: ast.Import | ast.ImportFrom) -> None:
@@ -723,6 +949,8 @@ class _ModuleExtractor:
             ]
 
     def _walk(self, body: Iterable[ast.stmt]) -> None:
+        guards = self._guards
+        mark = len(guards)  # guards of fall-through ``if``s in this block end with the block
         for statement in body:
             kind = type(statement)
             if kind is ast.Raise:
@@ -732,6 +960,7 @@ class _ModuleExtractor:
                 if type(value) is ast.Await:
                     value = value.value
                 if type(value) is ast.Call:
+                    self._note_call(value)
                     self._call(value, statement)
                 elif type(value) in (ast.Yield, ast.YieldFrom) and value.value is not None:
                     self._objects(value.value, statement, 0)
@@ -746,11 +975,11 @@ class _ModuleExtractor:
             elif kind is ast.ClassDef:
                 self._class(statement)  # type: ignore[arg-type]
             elif kind is ast.If:
-                self._branches([statement.body, statement.orelse])  # type: ignore[attr-defined]
+                self._if(statement)  # type: ignore[arg-type]
             elif kind is ast.Try or kind.__name__ == "TryStar":
                 self._try(statement)
             elif kind is ast.Match:
-                self._branches([case.body for case in statement.cases])  # type: ignore[attr-defined]
+                self._match(statement)  # type: ignore[arg-type]
             elif kind in (ast.For, ast.AsyncFor, ast.While):
                 target = getattr(statement, "target", None)
                 if isinstance(target, ast.Name):
@@ -764,22 +993,84 @@ class _ModuleExtractor:
                 self._walk(statement.body)  # type: ignore[attr-defined]
             elif (kind is ast.Import or kind is ast.ImportFrom) and self._scope.function:
                 self._import(statement)  # type: ignore[arg-type]
+        del guards[mark:]
+
+    def _if(self, statement: ast.If) -> None:
+        """Walk both branches of an ``if`` with its condition on the guard stack.
+
+        Afterwards, when the body leaves the block (``return``, ``raise`` …), the condition
+        failed for everything that follows in the block: it stays on the stack, negated (and
+        so does each ``elif`` of the chain whose body leaves the block too).
+        """
+        scope = self._scope
+        guards = self._guards
+        test = statement.test
+        body = statement.body
+        before = scope.variables
+        scope.variables = dict(before)
+        guards.append((_IF, test, True, True))
+        self._walk(body)
+        guards.pop()
+        first = scope.variables
+        scope.variables = dict(before)
+        if statement.orelse:
+            # An ``else``/``elif`` runs when the test failed; values the body handles without
+            # raising are accepted ones.
+            guards.append((_IF, test, False, type(body[-1]) is not ast.Raise))
+            self._walk(statement.orelse)
+            guards.pop()
+        scope.variables = self._merge(before, [first, scope.variables])
+        node = statement
+        while type(node.body[-1]) in _EXITS:
+            guards.append((_IF, node.test, False, type(node.body[-1]) is not ast.Raise))
+            if len(node.orelse) != 1 or type(node.orelse[0]) is not ast.If:
+                break
+            node = node.orelse[0]
+
+    def _match(self, statement: ast.Match) -> None:
+        """Walk the cases of a ``match``: a case runs when the cases before it failed."""
+        scope = self._scope
+        guards = self._guards
+        subject = statement.subject
+        before = scope.variables
+        outcomes: list[dict[str, list[Built]]] = []
+        mark = len(guards)
+        for case in statement.cases:
+            scope.variables = dict(before)
+            guards.append((_CASE, subject, case, True, True))
+            self._walk(case.body)
+            guards.pop()
+            outcomes.append(scope.variables)
+            if case.guard is None:
+                guards.append((_CASE, subject, case, False, type(case.body[-1]) is not ast.Raise))
+        del guards[mark:]
+        scope.variables = self._merge(before, outcomes)
+        for case in statement.cases:
+            if case.guard is not None or type(case.body[-1]) not in _EXITS:
+                break
+            guards.append((_CASE, subject, case, False, type(case.body[-1]) is not ast.Raise))
 
     def _try(self, statement: ast.stmt) -> None:
         self._walk(statement.body)  # type: ignore[attr-defined]
         scope = self._scope
         before = scope.variables
         outcomes: list[dict[str, list[Built]]] = []
+        guards = self._guards
+        handlers = self._handlers
         for handler in statement.handlers:  # type: ignore[attr-defined]
             caught = scope.caught
             scope.variables = dict(before)
             if handler.name:
                 scope.caught = caught | {handler.name}
                 scope.bound.add(handler.name)
+            handlers.append(handler)
+            guards.append((_LOOKUP, statement, handler))
             try:
                 self._walk(handler.body)
             finally:
                 scope.caught = caught
+                handlers.pop()
+                guards.pop()
             outcomes.append(scope.variables)
         scope.variables = dict(before)
         self._walk(statement.orelse)  # type: ignore[attr-defined]
@@ -888,10 +1179,14 @@ class _ModuleExtractor:
             bound=bound,
             params=frozenset(bound),
         )
+        # Guards and handlers outside a function do not lead into its body.
+        saved = self._guards, self._handlers
+        self._guards, self._handlers = [], []
         try:
             self._walk(node.body)
         finally:
             self._scope = outer
+            self._guards, self._handlers = saved
 
     def _class(self, node: ast.ClassDef) -> None:
         outer = self._scope
@@ -916,11 +1211,16 @@ class _ModuleExtractor:
                 if status is not None and 400 <= status < 600:
                     info.status = status
         self.classes[qualname] = info
+        self._class_defs[qualname] = node
+        self._class_names.setdefault(node.name, node)
         self._scope = _Scope(qualname=qualname, cls=info)
+        saved = self._guards, self._handlers
+        self._guards, self._handlers = [], []
         try:
             self._walk(node.body)
         finally:
             self._scope = outer
+            self._guards, self._handlers = saved
 
     def _assignment(self, statement: ast.stmt) -> None:
         scope = self._scope
@@ -982,10 +1282,14 @@ class _ModuleExtractor:
                         scope.bound.add(element.id)
                         variables.pop(element.id, None)
         kind = type(value)
+        if kind in (ast.Tuple, ast.List, ast.Set, ast.Dict) and type(targets[0]) is ast.Name:
+            # ``valid = ("a", "b")`` … ``if x not in valid``: the container a guard names (#5).
+            scope.containers[targets[0].id] = value
         if kind is ast.Await:
             value = value.value
             kind = type(value)
         if kind is ast.Call:
+            self._note_call(value)
             if not self._helper_call(value, statement):
                 self._objects(value, statement, 0)
         elif kind in (ast.List, ast.Tuple, ast.ListComp):
@@ -1187,6 +1491,7 @@ class _ModuleExtractor:
             value = value.value
         if isinstance(value, ast.Call):
             call = value
+            self._note_call(call)
             name = _class_name(call.func)
             if (
                 name is not None
@@ -1564,6 +1869,7 @@ class _ModuleExtractor:
             source_code_start=start,
             source_code_end=max(start, end),
             arguments=arguments,
+            facts=self._facts(node, built.parts, error_class, kind),
         )
 
     def _emit_builds(
@@ -1624,6 +1930,638 @@ class _ModuleExtractor:
             ):
                 helper.helper_sites.append(index)
 
+    # -- code facts (#5) -------------------------------------------------------------------
+
+    def _note_call(self, call: ast.Call) -> None:
+        """Remember a call's line by the name it calls (the callers of functions, at link)."""
+        func = call.func
+        kind = type(func)
+        if kind is ast.Attribute:
+            name: str = func.attr  # type: ignore[attr-defined]
+        elif kind is ast.Name:
+            name = func.id  # type: ignore[attr-defined]
+            if name in _BUILTIN_NAMES:
+                return
+        else:
+            return
+        lines = self.called.get(name)
+        if lines is None:
+            self.called[name] = [call.lineno]
+        elif len(lines) < _MAX_CALLERS:
+            lines.append(call.lineno)
+
+    def _text(self, node: ast.expr | ast.pattern) -> str:
+        """A node's source text as written when it fits on one line, else ``ast.unparse``'s."""
+        line = node.lineno
+        end = node.end_col_offset
+        if line == node.end_lineno and end is not None and 0 < line <= len(self.lines):
+            text = self.lines[line - 1]
+            if text.isascii():
+                return text[node.col_offset : end]
+            # Column offsets count UTF-8 bytes.
+            return text.encode("utf-8", "surrogatepass")[node.col_offset : end].decode(
+                "utf-8", "replace"
+            )
+        return ast.unparse(node)
+
+    def _fragment(self, node: ast.expr) -> str:
+        text = self._text(node)
+        return text if len(text) <= _MAX_FRAGMENT and "\n" not in text else "..."
+
+    def _facts(
+        self,
+        node: ast.stmt,
+        parts: Sequence[TemplatePart],
+        error_class: str,
+        kind: SiteKind,
+    ) -> CodeFacts:
+        """The code facts of a site: its function, the guards in force, subject, values."""
+        holes = tuple(p.text for p in parts if p.hole)
+        cached = self._facts_cache
+        if (
+            cached is not None
+            and cached[0] is node
+            and cached[1] == holes
+            and cached[2] == error_class
+        ):
+            return cached[3]
+        header = self._header()
+        found: list[_Found] = []
+        for entry in self._guards:
+            found.extend(self._resolve_guard(entry))
+        if isinstance(node, ast.Assert):
+            # ``assert cond, msg`` fails when ``cond`` does not hold.
+            found.extend(self._condition(node.test, False, True))
+        subject = self._subject(found, holes, header)
+        handler = self._handlers[-1] if self._handlers else None
+        facts = CodeFacts(
+            function=header.function,
+            class_name=header.class_name,
+            signature=header.signature,
+            parameters=list(header.parameters),
+            docstring=header.docstring,
+            guards=[f.guard for f in found[-_MAX_GUARDS:]],
+            subject=subject,
+            accepted_values=self._accepted(found, subject, header) if subject else [],
+            exception_bases=[] if kind is SiteKind.LOG else self._exception_bases(error_class),
+            in_except=handler is not None,
+            caught=self._caught(handler) if handler is not None else [],
+        )
+        self._facts_cache = (node, holes, error_class, facts)
+        return facts
+
+    def _header(self) -> _Header:
+        scope = self._scope
+        header = scope.header
+        if header is None:
+            header = scope.header = self._make_header(scope)
+        return header
+
+    def _make_header(self, scope: _Scope) -> _Header:
+        class_name = scope.cls.qualname.rpartition(".")[2] if scope.cls is not None else None
+        node = scope.function
+        if node is None:
+            return _Header(None, class_name, None, (), None, {})
+        parameters, pieces, annotations = self._parameters(node.args)
+        docstring = None
+        first = node.body[0] if node.body else None
+        if (
+            type(first) is ast.Expr
+            and type(first.value) is ast.Constant
+            and isinstance(first.value.value, str)
+        ):
+            # The first paragraph, its whitespace collapsed (no need for inspect.cleandoc).
+            paragraph = _PARAGRAPH_BREAK.split(first.value.value.strip(), maxsplit=1)[0]
+            docstring = " ".join(paragraph.split())
+            if len(docstring) > _MAX_DOCSTRING:
+                docstring = docstring[: _MAX_DOCSTRING - 3].rstrip() + "..."
+        return _Header(
+            node.name,
+            class_name,
+            f"{node.name}({', '.join(pieces)})",
+            tuple(parameters),
+            docstring or None,
+            annotations,
+        )
+
+    def _parameters(
+        self, arguments: ast.arguments
+    ) -> tuple[list[Parameter], list[str], dict[str, ast.expr]]:
+        """The parameters of a signature, their source text, and their annotations by name."""
+        parameters: list[Parameter] = []
+        pieces: list[str] = []
+        annotations: dict[str, ast.expr] = {}
+
+        def add(name: str, argument: ast.arg, default: ast.expr | None) -> None:
+            annotation = None
+            if argument.annotation is not None:
+                annotations[argument.arg] = argument.annotation
+                annotation = self._fragment(argument.annotation)
+            value = self._fragment(default) if default is not None else None
+            parameters.append(Parameter(name=name, annotation=annotation, default=value))
+            piece = name if annotation is None else f"{name}: {annotation}"
+            if value is not None:
+                piece += f"={value}" if annotation is None else f" = {value}"
+            pieces.append(piece)
+
+        def marker(name: str) -> None:
+            parameters.append(Parameter(name=name))
+            pieces.append(name)
+
+        positional = [*arguments.posonlyargs, *arguments.args]
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(arguments.defaults))
+        defaults += arguments.defaults
+        for index, (argument, default) in enumerate(zip(positional, defaults, strict=True)):
+            add(argument.arg, argument, default)
+            if index == len(arguments.posonlyargs) - 1:
+                marker("/")
+        if arguments.vararg is not None:
+            add(f"*{arguments.vararg.arg}", arguments.vararg, None)
+        elif arguments.kwonlyargs:
+            marker("*")
+        for argument, kw_default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True):
+            add(argument.arg, argument, kw_default)
+        if arguments.kwarg is not None:
+            add(f"**{arguments.kwarg.arg}", arguments.kwarg, None)
+        return parameters, pieces, annotations
+
+    # The guard stack holds (_IF, test, leads, accepting), (_CASE, subject, case, leads,
+    # accepting) and (_LOOKUP, try, handler); ``accepting`` is False when the branch that
+    # handles the tested values raises (those values are rejected, not accepted).
+
+    def _resolve_guard(self, entry: tuple[Any, ...]) -> list[_Found]:
+        found = self._found.get(entry)
+        if found is None:
+            tag = entry[0]
+            if tag == _IF:
+                found = self._condition(entry[1], entry[2], entry[3])
+            elif tag == _CASE:
+                found = self._case(entry[1], entry[2], entry[3], entry[4])
+            else:
+                found = self._lookup(entry[1], entry[2])
+            self._found[entry] = found
+        return found
+
+    def _condition(
+        self, test: ast.expr, leads: bool, accepting: bool, depth: int = 0
+    ) -> list[_Found]:
+        """The guards one condition makes: ``a and b`` leading to the site is two of them."""
+        kind = type(test)
+        if depth < 4:
+            if kind is ast.BoolOp and (type(test.op) is ast.And) == leads:  # type: ignore[attr-defined]
+                found: list[_Found] = []
+                for value in test.values:  # type: ignore[attr-defined]
+                    found.extend(self._condition(value, leads, accepting, depth + 1))
+                return found
+            if (
+                kind is ast.UnaryOp
+                and type(test.op) is ast.Not  # type: ignore[attr-defined]
+                and type(test.operand) is ast.BoolOp  # type: ignore[attr-defined]
+            ):
+                return self._condition(test.operand, not leads, accepting, depth + 1)  # type: ignore[attr-defined]
+        name, subject, values, positive = self._classify(test, 0)
+        accepts = None
+        if accepting and positive is not None and values and positive != leads:
+            accepts = values
+        guard = Guard(
+            kind=name,
+            text=self._text(test),
+            subject=subject,
+            values=list(values[:_MAX_VALUES]),
+            leads_to_site=leads,
+            line=test.lineno,
+        )
+        return [_Found(guard, accepts)]
+
+    def _classify(
+        self, node: ast.expr, depth: int
+    ) -> tuple[str, str | None, tuple[str, ...], bool | None]:
+        """A condition's kind, subject and values.
+
+        The last item is True when the condition says "the subject is one of the values"
+        (``==``, ``in``, ``is`` an Enum member), False when it says "none of them", None when
+        it says neither.
+        """
+        kind = type(node)
+        if kind is ast.UnaryOp and type(node.op) is ast.Not:  # type: ignore[attr-defined]
+            name, subject, values, positive = self._classify(node.operand, depth + 1)  # type: ignore[attr-defined]
+            return name, subject, values, None if positive is None else not positive
+        if kind is ast.Compare:
+            return self._compare(node)  # type: ignore[arg-type]
+        if kind is ast.Call:
+            call: ast.Call = node  # type: ignore[assignment]
+            callee = _class_name(call.func)
+            args = call.args
+            if callee in ("isinstance", "issubclass") and len(args) == 2:
+                return "isinstance", self._subject_text(args[0]), self._type_names(args[1]), None
+            if callee == "len" and len(args) == 1:
+                return "truthiness", self._subject_text(args[0]), (), None
+            if args and type(args[0]) in (ast.Name, ast.Attribute):
+                return "other", self._subject_text(args[0]), (), None
+            return "other", None, (), None
+        if kind is ast.Name or kind is ast.Attribute or kind is ast.Subscript:
+            return "truthiness", self._subject_text(node), (), None
+        if kind is ast.BoolOp and depth < 4:
+            parts = [self._classify(value, depth + 1) for value in node.values]  # type: ignore[attr-defined]
+            kinds = {part[0] for part in parts}
+            subjects = {part[1] for part in parts}
+            same = len(kinds) == 1
+            return (
+                kinds.pop() if same else "other",
+                subjects.pop() if len(subjects) == 1 else None,
+                tuple(value for part in parts for value in part[2]) if same else (),
+                None,
+            )
+        return "other", None, (), None
+
+    def _compare(self, node: ast.Compare) -> tuple[str, str | None, tuple[str, ...], bool | None]:
+        left = node.left
+        if len(node.ops) != 1:  # 0 <= x < n
+            operands = [left, *node.comparators]
+            texts = [_value_text(operand) for operand in operands]
+            tested = next((o for o, t in zip(operands, texts, strict=True) if t is None), None)
+            return (
+                "comparison",
+                self._subject_text(tested) if tested is not None else None,
+                tuple(t for t in texts if t is not None),
+                None,
+            )
+        op = type(node.ops[0])
+        right = node.comparators[0]
+        if op is ast.In or op is ast.NotIn:
+            members = self._members(right, 0)
+            return (
+                "membership",
+                self._subject_text(left),
+                members,
+                (op is ast.In) if members else None,
+            )
+        equality = op is ast.Eq or op is ast.NotEq or op is ast.Is or op is ast.IsNot
+        if equality and (_is_none(right) or _is_none(left)):
+            other = left if _is_none(right) else right
+            return "none-check", self._subject_text(other), ("None",), None
+        if equality and _is_type_call(left):
+            return "isinstance", self._subject_text(left.args[0]), self._type_names(right), None  # type: ignore[attr-defined]
+        value = _value_text(right)
+        subject: ast.expr = left
+        if value is None:
+            value = _value_text(left)
+            if value is not None:
+                subject = right
+        positive: bool | None = None
+        if value is not None and (
+            op is ast.Eq or op is ast.NotEq or ("." in value and (op is ast.Is or op is ast.IsNot))
+        ):
+            positive = op is ast.Eq or op is ast.Is
+        return "comparison", self._subject_text(subject), (value,) if value else (), positive
+
+    def _subject_text(self, node: ast.expr) -> str | None:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Constant):
+            return None
+        if (
+            isinstance(node, ast.Call)
+            and _class_name(node.func) in ("len", "type")
+            and len(node.args) == 1
+        ):
+            return self._subject_text(node.args[0])
+        text = _dotted(node) if isinstance(node, ast.Attribute) else None
+        return text or self._text(node)
+
+    def _type_names(self, node: ast.expr) -> tuple[str, ...]:
+        if type(node) is ast.Tuple:
+            return tuple(name for e in node.elts for name in self._type_names(e))[:_MAX_VALUES]
+        if type(node) is ast.BinOp and type(node.op) is ast.BitOr:
+            return self._type_names(node.left) + self._type_names(node.right)
+        return (_dotted(node) or self._text(node),)
+
+    def _members(self, node: ast.expr, depth: int) -> tuple[str, ...]:
+        """The members of a container a guard tests (tuple, set, list, dict keys, Enum).
+
+        Names are resolved against the function's container literals, the module's and the
+        class's constants and the Enum classes of the file; empty when any member is unknown.
+        """
+        if depth > 4:
+            return ()
+        kind = type(node)
+        if kind is ast.Tuple or kind is ast.List or kind is ast.Set:
+            values: list[str] = []
+            for element in node.elts:  # type: ignore[attr-defined]
+                if type(element) is ast.Starred:
+                    inner = self._members(element.value, depth + 1)
+                    if not inner:
+                        return ()
+                    values.extend(inner)
+                    continue
+                text = _value_text(element)
+                if text is None:
+                    return ()
+                values.append(text)
+            return tuple(values[:_MAX_VALUES])
+        if kind is ast.Dict:
+            keys: list[str] = []
+            for key, value in zip(node.keys, node.values, strict=True):  # type: ignore[attr-defined]
+                if key is None:  # {**OTHER, ...}
+                    inner = self._members(value, depth + 1)
+                    if not inner:
+                        return ()
+                    keys.extend(inner)
+                    continue
+                text = _value_text(key)
+                if text is None:
+                    return ()
+                keys.append(text)
+            return tuple(keys[:_MAX_VALUES])
+        if kind is ast.Name:
+            name: str = node.id  # type: ignore[attr-defined]
+            scope = self._scope
+            if name in scope.containers:
+                return self._members(scope.containers[name], depth + 1)
+            if name in scope.bound:
+                return ()
+            if name in self._values:
+                return self._members(self._values[name], depth + 1)
+            cls = self._class_names.get(name)
+            members = _enum_members(cls) if cls is not None else None
+            return tuple(f"{name}.{member}" for member, _ in members or ())[:_MAX_VALUES]
+        if kind is ast.Attribute:
+            return self._attribute_members(node, depth)  # type: ignore[arg-type]
+        if kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            args = node.args  # type: ignore[attr-defined]
+            if (
+                type(func) is ast.Name
+                and func.id in ("frozenset", "set", "tuple", "list", "sorted")
+                and len(args) == 1
+            ):
+                return self._members(args[0], depth + 1)
+            if type(func) is ast.Attribute and func.attr == "keys" and not args:
+                return self._members(func.value, depth + 1)
+            return ()
+        if kind is ast.ListComp or kind is ast.SetComp or kind is ast.GeneratorExp:
+            return self._enum_comprehension(node)  # type: ignore[arg-type]
+        return ()
+
+    def _attribute_members(self, node: ast.Attribute, depth: int) -> tuple[str, ...]:
+        """``self.CHOICES``, ``Cls.CHOICES``, ``Mode.__members__``, ``Mode._value2member_map_``."""
+        owner = node.value
+        if type(owner) is not ast.Name:
+            return ()
+        cls: ast.ClassDef | None
+        if owner.id in ("self", "cls"):
+            current = self._scope.cls
+            cls = self._class_defs.get(current.qualname) if current is not None else None
+        else:
+            cls = self._class_names.get(owner.id)
+        if cls is None:
+            return ()
+        attribute = node.attr
+        if attribute in ("__members__", "_member_map_", "_member_names_", "_value2member_map_"):
+            members = _enum_members(cls)
+            if members is None:
+                return ()
+            if attribute != "_value2member_map_":
+                return tuple(repr(name) for name, _ in members)[:_MAX_VALUES]
+            texts = [_value_text(value) for _, value in members]
+            return tuple(t for t in texts if t is not None)[:_MAX_VALUES] if all(texts) else ()
+        value = _class_constant(cls, attribute)
+        return self._members(value, depth + 1) if value is not None else ()
+
+    def _enum_comprehension(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp
+    ) -> tuple[str, ...]:
+        """``[m.value for m in Mode]`` / ``{m.name for m in Mode}`` over an Enum of the file."""
+        if len(node.generators) != 1:
+            return ()
+        generator = node.generators[0]
+        element = node.elt
+        if (
+            generator.ifs
+            or type(generator.target) is not ast.Name
+            or type(generator.iter) is not ast.Name
+            or type(element) is not ast.Attribute
+            or type(element.value) is not ast.Name
+            or element.value.id != generator.target.id
+        ):
+            return ()
+        cls = self._class_names.get(generator.iter.id)
+        members = _enum_members(cls) if cls is not None else None
+        if not members:
+            return ()
+        if element.attr == "name":
+            return tuple(repr(name) for name, _ in members)[:_MAX_VALUES]
+        if element.attr == "value":
+            texts = [_value_text(value) for _, value in members]
+            return tuple(t for t in texts if t is not None)[:_MAX_VALUES] if all(texts) else ()
+        return ()
+
+    def _case(
+        self, subject: ast.expr, case: ast.match_case, leads: bool, accepting: bool
+    ) -> list[_Found]:
+        """The guard of a ``match`` case (an equivalent condition when it only has values)."""
+        found: list[_Found] = []
+        pattern = case.pattern
+        shown = _pattern_values(pattern)
+        if shown is not None:
+            values, literal = shown
+            subject_text = self._subject_text(subject) or self._text(subject)
+            if literal and values:
+                listed = values[0] if len(values) == 1 else f"({', '.join(values)})"
+                text = f"{subject_text} {'==' if len(values) == 1 else 'in'} {listed}"
+            else:
+                text = f"case {self._text(pattern)}"
+            guard = Guard(
+                kind="match",
+                text=text,
+                subject=subject_text,
+                values=list(values[:_MAX_VALUES]),
+                leads_to_site=leads,
+                line=pattern.lineno,
+            )
+            accepted = values if literal and values and accepting and not leads else None
+            found.append(_Found(guard, accepted))
+        if leads and case.guard is not None:
+            found.extend(self._condition(case.guard, True, True))
+        return found
+
+    def _lookup(self, statement: ast.stmt, handler: ast.ExceptHandler) -> list[_Found]:
+        """``try: x = d[k] except KeyError: …`` (or ``Mode(v)`` with ``except ValueError``)."""
+        names = {name.rpartition(".")[2] for name in self._caught(handler)}
+        key_error = bool(names & {"KeyError", "LookupError"})
+        value_error = "ValueError" in names
+        if not (key_error or value_error):
+            return []
+        body: list[ast.stmt] = statement.body  # type: ignore[attr-defined]
+        for inner in body[:4]:
+            kind = type(inner)
+            if kind not in (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Expr):
+                continue
+            value = inner.value  # type: ignore[attr-defined]
+            if isinstance(value, ast.Await):
+                value = value.value
+            if value is None:
+                continue
+            candidates = [value, *value.args] if type(value) is ast.Call else [value]
+            for candidate in candidates:
+                found = self._lookup_in(candidate, key_error, value_error)
+                if found is not None:
+                    return [found]
+        return []
+
+    def _lookup_in(self, node: ast.expr, key_error: bool, value_error: bool) -> _Found | None:
+        kind = type(node)
+        container: ast.expr | None = None
+        key: ast.expr | None = None
+        values: tuple[str, ...] = ()
+        if kind is ast.Subscript and key_error:
+            container, key = node.value, node.slice  # type: ignore[attr-defined]
+        elif kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            args = node.args  # type: ignore[attr-defined]
+            if len(args) != 1:
+                return None
+            if key_error and type(func) is ast.Attribute and func.attr in ("pop", "__getitem__"):
+                container, key = func.value, args[0]
+            elif value_error and type(func) is ast.Name:
+                cls = self._class_names.get(func.id)
+                members = _enum_members(cls) if cls is not None else None
+                if not members:
+                    return None
+                texts = [_value_text(value) for _, value in members]
+                values = tuple(t for t in texts if t is not None) if all(texts) else ()
+                key = args[0]
+        if key is None or type(key) in (ast.Constant, ast.Slice):
+            return None
+        if container is not None:
+            cls = self._class_names.get(container.id) if type(container) is ast.Name else None
+            members = _enum_members(cls) if cls is not None else None
+            if members is not None:  # Mode[name]
+                values = tuple(repr(name) for name, _ in members)
+            else:
+                values = self._members(container, 0)
+        guard = Guard(
+            kind="dict-lookup",
+            text=self._text(node),
+            subject=self._subject_text(key),
+            values=list(values[:_MAX_VALUES]),
+            leads_to_site=True,
+            line=node.lineno,
+        )
+        return _Found(guard, values[:_MAX_VALUES] or None)
+
+    def _caught(self, handler: ast.ExceptHandler) -> list[str]:
+        caught = handler.type
+        if caught is None:
+            return []
+        elements = caught.elts if type(caught) is ast.Tuple else [caught]
+        return [_dotted(element) or self._text(element) for element in elements][:8]
+
+    def _subject(
+        self, found: Sequence[_Found], holes: tuple[str, ...], header: _Header
+    ) -> str | None:
+        """The name a site is about.
+
+        A tested name that the message shows, else the nearest tested name (the conditions
+        that lead to the site first), else a parameter that the message shows.
+        """
+        subjects = [f.guard.subject for f in found if f.guard.subject]
+        if subjects:
+            if holes:
+                names: set[str] = set()
+                for hole in holes:
+                    names.update(_IDENTIFIER.findall(hole))
+                for subject in reversed(subjects):
+                    if subject in holes or subject.rpartition(".")[2] in names:
+                        return subject
+            direct = [f.guard.subject for f in found if f.guard.subject and f.guard.leads_to_site]
+            return direct[-1] if direct else subjects[-1]
+        if holes and header.parameters:
+            parameters = {p.name for p in header.parameters} - {"self", "cls"}
+            for hole in holes:
+                if hole in parameters:
+                    return hole
+        return None
+
+    def _accepted(self, found: Sequence[_Found], subject: str, header: _Header) -> list[str]:
+        """The values the code accepts for the subject.
+
+        Those other branches handle, else those of a ``Literal[...]`` annotation of the
+        subject parameter.
+        """
+        values: dict[str, None] = {}
+        for f in found:
+            if f.accepts and f.guard.subject == subject:
+                values.update(dict.fromkeys(f.accepts))
+        if not values:
+            annotation = header.annotations.get(subject)
+            if annotation is not None:
+                values.update(dict.fromkeys(self._literal_values(annotation, 0)))
+        return list(values)[:_MAX_VALUES]
+
+    def _literal_values(self, node: ast.expr, depth: int) -> tuple[str, ...]:
+        """The values of ``Literal[...]`` in an annotation (``Optional``, ``|``, aliases)."""
+        if depth > 4:
+            return ()
+        kind = type(node)
+        if kind is ast.Subscript:
+            head = _class_name(node.value)  # type: ignore[attr-defined]
+            inner = node.slice  # type: ignore[attr-defined]
+            elements = inner.elts if type(inner) is ast.Tuple else [inner]
+            if head == "Literal":
+                texts = [_value_text(element) for element in elements]
+                return tuple(t for t in texts if t is not None)
+            if head in ("Optional", "Union"):
+                return tuple(v for e in elements for v in self._literal_values(e, depth + 1))
+            if head == "Annotated":
+                return self._literal_values(elements[0], depth + 1)
+            return ()
+        if kind is ast.BinOp and type(node.op) is ast.BitOr:  # type: ignore[attr-defined]
+            operation: ast.BinOp = node  # type: ignore[assignment]
+            left = self._literal_values(operation.left, depth + 1)
+            return left + self._literal_values(operation.right, depth + 1)
+        if kind is ast.Name and node.id in self._values:  # type: ignore[attr-defined]
+            return self._literal_values(self._values[node.id], depth + 1)  # type: ignore[attr-defined]
+        if kind is ast.Constant and isinstance(node.value, str):  # type: ignore[attr-defined]
+            try:
+                parsed = ast.parse(node.value.strip(), mode="eval").body  # type: ignore[attr-defined]
+            except (SyntaxError, ValueError):
+                return ()
+            return self._literal_values(parsed, depth + 1)
+        return ()
+
+    def _exception_bases(self, name: str) -> list[str]:
+        found = self._bases.get(name)
+        if found is None:
+            found = self._bases[name] = self._ancestors(name, set())
+        return found
+
+    def _ancestors(self, name: str, seen: set[str]) -> list[str]:
+        """A class's ancestors as far as this file and the builtins show, nearest first."""
+        node = self._class_names.get(name)
+        if node is None:
+            return list(_BUILTIN_ANCESTORS.get(name, ()))
+        seen.add(name)
+        result: list[str] = []
+        for base in node.bases:
+            written = _dotted(base)
+            if written is None or written == "object":
+                continue
+            short = written.rpartition(".")[2]
+            if written not in result:
+                result.append(written)
+            if short in seen:
+                continue
+            ancestors = (
+                self._ancestors(short, seen)
+                if "." not in written
+                else _BUILTIN_ANCESTORS.get(short, [])
+            )
+            for ancestor in ancestors:
+                if ancestor not in result:
+                    result.append(ancestor)
+        return result
+
 
 def _with_percent(built: Built, values: Mapping[str, Any]) -> Built:
     """Apply ``%`` formatting, or record it on a reference for the link step to apply."""
@@ -1651,6 +2589,18 @@ def _apply_params(built: Built, params: Mapping[str, Any]) -> Built:
 
 def _exports(result: FileResult) -> Mapping[str, Any]:
     return result.exports
+
+
+def _caller_name(facts: CodeFacts | None) -> str | None:
+    """The name calls of a site's function use: the function's, a constructor's class's."""
+    if facts is None or not facts.function:
+        return None
+    name = facts.function
+    if name == "__init__":
+        return facts.class_name
+    if name.startswith("__") and name.endswith("__"):
+        return None
+    return name
 
 
 def _implicit(function: Mapping[str, Any], through_instance: bool) -> int:
@@ -1719,6 +2669,7 @@ class _Linker:
         self._mro: dict[tuple[str, str], list[tuple[str, str]]] = {}
         self._text: dict[tuple[str, str], tuple[str, str, dict[str, Any]] | None] = {}
         self._subclasses: dict[tuple[str, str], list[tuple[str, str]]] | None = None
+        self._ancestors: dict[tuple[str, str], list[str]] = {}
 
     # -- lookups ---------------------------------------------------------------------------
 
@@ -2289,7 +3240,82 @@ class _Linker:
                 ordered.append((item.line, len(ordered), item))
             ordered.sort(key=lambda entry: (entry[0], entry[1]))
             sites.extend(item for _, _, item in ordered)
-        return sites
+        return self.complete_facts(sites)
+
+    # -- code facts (#5) -------------------------------------------------------------------
+
+    def ancestors(self, module: str, name: str) -> list[str]:
+        """A class's ancestors as far as the source and the builtins show, nearest first."""
+        key = (module, name)
+        found = self._ancestors.get(key)
+        if found is not None:
+            return found
+        result: list[str] = []
+        cls = self.find_class(module, name)
+        if cls is None:
+            result = list(_BUILTIN_ANCESTORS.get(name.rpartition(".")[2], ()))
+        else:
+            for owner, qualname in self.mro(*cls):
+                if (owner, qualname) != cls:
+                    short = qualname.rpartition(".")[2]
+                    if short not in result:
+                        result.append(short)
+                for base in self._class(owner, qualname).get("bases") or []:
+                    if base == "object" or self.find_class(owner, base) is not None:
+                        continue
+                    short = base.rpartition(".")[2]
+                    builtin = _BUILTIN_ANCESTORS.get(short)
+                    for item in [base if builtin is None else short, *(builtin or ())]:
+                        if item not in result:
+                            result.append(item)
+        self._ancestors[key] = result
+        return result
+
+    def complete_facts(self, sites: list[RaiseSite]) -> list[RaiseSite]:
+        """Add what only the whole source shows to the sites' facts.
+
+        The callers of each site's function (by name, from every file's ``called``; a
+        constructor's by its class's name) and the exception bases the file alone could not
+        show (classes of other files, factories' and helpers' classes).
+        """
+        wanted: dict[str, list[Location]] = {}
+        for site in sites:
+            name = _caller_name(site.facts)
+            if name is not None:
+                wanted[name] = []
+        if wanted:
+            for result in self.results:
+                called = result.exports.get("called")
+                if not isinstance(called, str):
+                    continue
+                for entry in called.split("\n"):
+                    name, _, lines = entry.partition(" ")
+                    found = wanted.get(name)
+                    if found is None or len(found) >= _MAX_CALLERS:
+                        continue
+                    for line in lines.split()[: _MAX_CALLERS - len(found)]:
+                        found.append(Location(path=result.path, line=int(line)))
+        completed: list[RaiseSite] = []
+        for site in sites:
+            facts = site.facts
+            if facts is None:
+                completed.append(site)
+                continue
+            update: dict[str, Any] = {}
+            name = _caller_name(facts)
+            if name is not None and wanted[name]:
+                update["callers"] = list(wanted[name])
+            bases = facts.exception_bases
+            if site.kind is not SiteKind.LOG and (
+                site.form in ("factory", "helper") or not bases or bases[-1] != "BaseException"
+            ):
+                linked = self.ancestors(self.module_of[site.path], site.error_class)
+                if linked != bases and (linked or site.form in ("factory", "helper")):
+                    update["exception_bases"] = linked
+            if update:
+                site = site.model_copy(update={"facts": facts.model_copy(update=update)})
+            completed.append(site)
+        return completed
 
 
 class PythonExtractor:
@@ -2301,7 +3327,7 @@ class PythonExtractor:
 
     language = "python"
     suffixes: tuple[str, ...] = (".py",)
-    version = "3"
+    version = "4"
 
     def __init__(self, *, window: int = 18) -> None:
         self.window = window
@@ -2361,6 +3387,8 @@ class PythonExtractor:
                 path=file.path,
                 kind=ProblemKind.INTERNAL.value,
             ) from exc
+        finally:
+            extractor.release()
         return FileResult(
             path=file.path, digest=blob_digest(data), sites=tuple(sites), exports=exports
         )

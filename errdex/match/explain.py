@@ -335,7 +335,7 @@ class Explainer:
         specific = 0
         loose = any("\n" in v or "  " in v for v in variants)
         for variant in variants:
-            for template in index.candidates(variant):
+            for template in index.candidates(variant, anchored=True):
                 compiled = index.template(template)
                 captures = compiled.match(variant)
                 if captures is None and (loose or "\n" in "".join(compiled.literals)):

@@ -50,6 +50,12 @@ def _usable(text: str) -> bool:
     return _THREE_ALNUM.search(text) is not None
 
 
+BIG_BUCKET = 32
+"""Buckets with more templates than this are sorted by their templates' first characters."""
+
+HEAD_LENGTH = 4
+"""How many leading characters of a template sort it within a big bucket."""
+
 MAX_STARTS = 16
 """A template is tried at most at this many places in a line (:meth:`MatcherIndex.find_in`)."""
 
@@ -139,6 +145,7 @@ class MatcherIndex:
         self._path_items = array("i")
         self._by_basename: dict[str, tuple[int, ...]] = {}
         self._compiled: dict[int, CompiledTemplate] = {}
+        self._bucket_heads: dict[int, dict[str, tuple[int, ...]]] = {}
 
     def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
@@ -172,14 +179,28 @@ class MatcherIndex:
         starts = self._template_starts
         return self._template_items[starts[number] : starts[number + 1]]
 
-    def candidates(self, message: str) -> list[int]:
-        """Return each template whose key occurs in ``message`` (each once)."""
+    def candidates(self, message: str, *, anchored: bool = False) -> list[int]:
+        """Return each template whose key occurs in ``message`` (each once).
+
+        Args:
+            message: The text.
+            anchored: The whole text must be the message (not a message inside a log line):
+                then a large bucket only yields its templates whose first literal is a prefix
+                of the text, and those that start with a hole.
+        """
         if self.engine is None or not message:
             return []
         starts, items = self._bucket_starts, self._bucket_items
+        heads = self._bucket_heads
         found: list[int] = []
         for bucket in set(self.engine.buckets(message)):
-            found.extend(items[starts[bucket] : starts[bucket + 1]])
+            by_head = heads.get(bucket) if anchored else None
+            if by_head is None:
+                found.extend(items[starts[bucket] : starts[bucket + 1]])
+                continue
+            found.extend(by_head.get("", ()))
+            for length in range(1, HEAD_LENGTH + 1):
+                found.extend(by_head.get(message[:length], ()))
         return found
 
     def find_in(self, text: str, *, min_literal: int = 0) -> list[tuple[int, tuple[str, ...]]]:
@@ -372,6 +393,14 @@ def _build_prefilter(index: MatcherIndex, engine: str) -> None:
         buckets[bucket].append(number)
     index.engine = make_engine(engine, list(bucket_of))
     index._bucket_starts, index._bucket_items = _csr(buckets)
+    for bucket, templates in enumerate(buckets):
+        if len(templates) > BIG_BUCKET:
+            # A key many templates share ("is not a valid "): sort them by how they begin, so
+            # a whole message is only verified against the ones that can start it.
+            heads: dict[str, list[int]] = {}
+            for number in templates:
+                heads.setdefault(index._literals[number][0][:HEAD_LENGTH], []).append(number)
+            index._bucket_heads[bucket] = {head: tuple(group) for head, group in heads.items()}
 
 
 def index_path(db_path: Path, engine: str = "aho-corasick") -> Path:

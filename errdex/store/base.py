@@ -88,6 +88,14 @@ class RecordStore(Protocol):
         """Return records by row id."""
         ...
 
+    def iter_rows(self, *, repo: str | None = None) -> Iterator[tuple[int, RecordEnvelope]]:
+        """Yield every record (of one repo) with its row id."""
+        ...
+
+    def update_rows(self, rows: Sequence[tuple[int, ErrorRecord]]) -> int:
+        """Rewrite records in place; return how many were rewritten."""
+        ...
+
     def index_rows(self) -> Iterator[tuple[int, str, str, int, int, str, str]]:
         """Yield ``(rowid, class, path, line, end line, kind, template JSON)`` per record."""
         ...

@@ -529,6 +529,57 @@ class SQLiteStore:
         ).fetchall()
         return [self._envelope(data, version) for data, version in rows]
 
+    def iter_rows(self, *, repo: str | None = None) -> Iterator[tuple[int, RecordEnvelope]]:
+        """Yield every record (of one repo) with its row id, in row id order."""
+        sql = "SELECT rowid, data, dataset_version FROM records"
+        params: tuple[str, ...] = ()
+        if repo is not None:
+            sql += " WHERE repo = ?"
+            params = (repo,)
+        rows = self._db.execute(sql + " ORDER BY rowid", params).fetchall()
+        for rowid, data, version in rows:
+            yield int(rowid), self._envelope(data, version)
+
+    def update_rows(self, rows: Sequence[tuple[int, ErrorRecord]]) -> int:
+        """Rewrite records in place (same row, same source), in one transaction.
+
+        Args:
+            rows: ``(rowid, record)`` pairs; a row id that no longer exists is skipped.
+
+        Returns:
+            How many rows were rewritten.
+
+        Raises:
+            StoreError: The write failed; nothing was changed.
+        """
+        changed = 0
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for rowid, record in rows:
+                    found = self._db.execute(
+                        "SELECT source_id, dataset_version FROM records WHERE rowid = ?", (rowid,)
+                    ).fetchone()
+                    if found is None:
+                        continue
+                    values = _row(int(found[0]), record, str(found[1]))
+                    assignments = ", ".join(
+                        f"{column.strip()} = ?" for column in _RECORD_COLUMNS.split(",")
+                    )
+                    self._db.execute(
+                        f"UPDATE records SET {assignments} WHERE rowid = ?", (*values, rowid)
+                    )
+                    changed += 1
+                if changed:
+                    self._bump_generation()
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write to {self.location}: {exc}", location=self.location) from exc
+        return changed
+
     def get_rows(self, rowids: Sequence[int]) -> dict[int, RecordEnvelope]:
         """Return records by their row ids (the ids matcher indexes refer to)."""
         found: dict[int, RecordEnvelope] = {}
