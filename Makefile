@@ -12,9 +12,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
-# The runtime install (what `make run` needs).
+# The runtime install (what `make run` needs: the CLI and the web UI).
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet -e .
+	$(PIP) install --quiet -e '.[web]'
 	@touch $@
 
 # The development install (tests, linters).
@@ -24,14 +24,18 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 
 venv: $(VENV)/.installed
 
-## run: install, index every package installed in .venv, show the stats and a sample search.
+## run: install, index every package installed in .venv, show stats and an explain example,
+## then serve the web UI on http://$(HOST):$(PORT).
 run: $(VENV)/.installed
 	$(BIN)/errdex mine --installed --jobs 2
+	$(BIN)/errdex enrich
 	$(BIN)/errdex stats
 	$(BIN)/errdex search "not found" --limit 5
 	$(BIN)/errdex explain "rich.errors.MarkupError: closing tag '[/bold]' at position 12 doesn't match any open tag" --top 1
 	@echo
 	@echo "Try: $(BIN)/errdex explain < traceback.txt   or   $(BIN)/errdex search 'invalid' --class ValueError"
+	@echo "The web UI: http://$(HOST):$(PORT)  (Ctrl-C stops it)"
+	$(BIN)/errdex serve --host $(HOST) --port $(PORT)
 
 ## test: install the dev extras and run the whole test suite.
 test: $(VENV)/.installed-dev

@@ -28,6 +28,7 @@ from rich.progress import (
 )
 
 from errdex import __version__
+from errdex.analyze.writer import ensure_envelope
 from errdex.errors import ErrdexError, RecordNotFoundError
 from errdex.extract.files import Source
 from errdex.match.explain import Explanation
@@ -335,7 +336,8 @@ def show(
     with _errors():
         settings = _settings(config, db=db)
         envelopes: list[RecordEnvelope] = _with_store(
-            settings, lambda p: p.store.get(record_id.strip().lower())
+            settings,
+            lambda p: [ensure_envelope(e) for e in p.store.get(record_id.strip().lower())],
         )
         if not envelopes:
             raise RecordNotFoundError(f"no record with id {record_id!r}", record_id=record_id)
@@ -624,6 +626,31 @@ def stats(db: DbOption = None, config: ConfigOption = None, as_json: JsonOption 
             _stdout().print(stats_table(result, str(settings.db)))
         if result.records == 0:
             raise typer.Exit(EXIT_NOT_FOUND)
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="Port to listen on.")
+    ] = 8000,
+    db: DbOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Serve the web UI and the JSON API (needs errdex[web]) until interrupted."""
+    with _errors():
+        settings = _settings(config, db=db)
+        try:
+            import uvicorn
+
+            from errdex.web import create_app
+        except ImportError as exc:
+            from errdex.errors import MissingDependencyError
+
+            raise MissingDependencyError("errdex serve", extra="web") from exc
+        with SQLiteStore(settings.db) as store:
+            _stderr().print(f"errdex: serving {settings.db} on http://{host}:{port}")
+            uvicorn.run(create_app(settings, store), host=host, port=port, log_level="info")
 
 
 @app.command()

@@ -266,7 +266,7 @@ class Pipeline:
             report = report.model_copy(update={"seconds": round(time.perf_counter() - started, 3)})
             self.store.finish_unchanged(info, report=report, run_id=run_id)
             return report
-        records = [_written(record) for record in build_records(sites, info, analyzed_at=mined_at)]
+        records = build_records(sites, info, analyzed_at=mined_at)
         report = report.model_copy(update={"seconds": round(time.perf_counter() - started, 3)})
         self.store.replace_source(
             info,
@@ -436,6 +436,15 @@ class Pipeline:
                 by_repo.setdefault(envelope.record.repo, []).append(envelope)
                 report.formats[flavour.value] += 1
             for repo, envelopes in by_repo.items():
+                # Imported prose is the dataset's: mark it so the writers leave it alone.
+                envelopes = [
+                    e
+                    if e.record.writer
+                    else e.model_copy(
+                        update={"record": e.record.model_copy(update={"writer": "import"})}
+                    )
+                    for e in envelopes
+                ]
                 info = SourceInfo(
                     key=f"import:{repo}",
                     repo=repo,
@@ -460,7 +469,10 @@ class Pipeline:
         Returns:
             How many records were written.
         """
-        return write_jsonl(self.store.iter_envelopes(repo=repo), handle, flavour)
+        from errdex.analyze.writer import ensure_envelope
+
+        envelopes = (ensure_envelope(e) for e in self.store.iter_envelopes(repo=repo))
+        return write_jsonl(envelopes, handle, flavour)
 
 
 def mine_sources(
@@ -635,10 +647,3 @@ def _site_position(site: RaiseSite) -> dict[str, Any]:
         "function_start": site.function_start,
         "function_end": site.function_end,
     }
-
-
-def _written(record: ErrorRecord) -> ErrorRecord:
-    """Give a freshly mined record its offline narrative (verified)."""
-    from errdex.analyze.writer import apply_narrative, write_offline
-
-    return apply_narrative(record, write_offline(record), writer="offline")

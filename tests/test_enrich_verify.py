@@ -4,7 +4,6 @@ import ast
 import json
 
 import pytest
-
 from conftest import SEED_FILE, SEED_PATH, make_repo, seed_fixture_source
 from openai_server import OpenAIServer, Reply, completion, narrative_from
 
@@ -53,7 +52,10 @@ def test_verify_flags_the_seed_prose_against_the_real_code(cli, tmp_path, seed):
 
 def test_verify_follows_moved_sites_and_reports_stale_ones(cli, tmp_path):
     repo = tmp_path / "proj"
-    body = 'def f(x):\n    raise ValueError(f"bad value {x}")\n\ndef g():\n    raise KeyError("gone soon")\n'
+    body = (
+        'def f(x):\n    raise ValueError(f"bad value {x}")\n\n'
+        'def g():\n    raise KeyError("gone soon")\n'
+    )
     make_repo(repo, {"m.py": body})
     cli("mine", str(repo))
     make_repo(repo, {"m.py": "# a new header\n# two lines\n" + body.split("\n\n")[0] + "\n"})

@@ -267,80 +267,19 @@ _NAME_WORDS: tuple[tuple[re.Pattern[str], _Family, bool, bool], ...] = tuple(
 
 # pydantic-style ``<Type>Error`` classes: the value is not of that type, or not in that format,
 # or out of a bound.
-_TYPE_NAMES = frozenset(
-    [
-        "str",
-        "string",
-        "bytes",
-        "bool",
-        "boolean",
-        "int",
-        "integer",
-        "float",
-        "number",
-        "list",
-        "tuple",
-        "set",
-        "frozen",
-        "dict",
-        "deque",
-        "decimal",
-        "callable",
-        "hashable",
-        "enum",
-        "class",
-        "subclass",
-        "arbitrary",
-        "none",
-        "sequence",
-        "mapping",
-        "iterable",
-        "strict",
-    ]
+_TYPE_NAMES = re.compile(
+    r"str|string|bytes|bool|boolean|int|integer|float|number|list|tuple|set|frozen|dict|deque"
+    r"|decimal|callable|hashable|enum|class|subclass|arbitrary|none|sequence|mapping|iterable|strict"
 )
-_FORMAT_NAMES = frozenset(
-    [
-        "date",
-        "datetime",
-        "time",
-        "duration",
-        "url",
-        "email",
-        "ip",
-        "pv4",
-        "ipv4",
-        "ipv6",
-        "uuid",
-        "json",
-        "path",
-        "pattern",
-        "color",
-        "colour",
-        "luhn",
-        "regex",
-        "slug",
-    ]
+_FORMAT_NAMES = re.compile(
+    r"date|datetime|time|duration|url|email|ip|pv4|ipv4|ipv6|uuid|json|path|pattern|colou?r|luhn"
+    r"|regex|slug"
 )
-_RANGE_NAMES = frozenset(
-    [
-        "min",
-        "max",
-        "length",
-        "gt",
-        "ge",
-        "lt",
-        "le",
-        "limit",
-        "digits",
-        "places",
-        "multiple",
-        "finite",
-    ]
-)
+_RANGE_NAMES = re.compile(r"min|max|length|gt|ge|lt|le|limit|digits|places|multiple|finite")
 _URL_WORDS = frozenset({"url", "uri", "header", "json", "format", "host", "schema"})
 
 # Class words that mark an exception used as a signal by the library itself.
-_SIGNAL_WORDS = frozenset(["exit", "impossible", "skip", "stop", "halt", "resultset"])
+_SIGNAL_WORDS = ("exit", "impossible", "skip", "stop", "halt", "resultset")
 
 
 def _camel_words(name: str) -> list[str]:
@@ -428,11 +367,12 @@ def _name_family(name: str) -> tuple[_Family, bool, bool] | None:
     words = _camel_words(name)
     core = [w for w in words if w not in ("error", "exception", "warning", "pydantic")]
     if core and name.endswith(_SUFFIXES):
-        if core[0] in _TYPE_NAMES and not set(core[1:]) & _RANGE_NAMES:
+        ranged = any(_RANGE_NAMES.fullmatch(word) for word in core)
+        if _TYPE_NAMES.fullmatch(core[0]) and not any(_RANGE_NAMES.fullmatch(w) for w in core[1:]):
             return (_E.TYPE, "type-mismatch"), False, False
-        if set(core) & _RANGE_NAMES and not set(core) & {"invalid", "not"}:
+        if ranged and not set(core) & {"invalid", "not"}:
             return (_E.VALIDATION, "out-of-range"), False, False
-        if core[0] in _FORMAT_NAMES:
+        if _FORMAT_NAMES.fullmatch(core[0]):
             return (_E.VALIDATION, "invalid-format"), False, False
     best: tuple[int, tuple[_Family, bool, bool]] | None = None
     for pattern, family, decisive, weak in _NAME_WORDS:
@@ -512,7 +452,7 @@ _WORDING: tuple[tuple[str, re.Pattern[str], str, ErrorType | None], ...] = tuple
             "version",
             r"\bversion\b.{0,40}\b(?:or (?:newer|higher|later|above)|(?:is )?required)\b"
             r"|\b(?:old|older|newer) version\b|\bsince (?:version )?v?\d+\.\d+|\bincompatible\b"
-            r"|\bplease upgrade\b|\brequires? \S+ [><=]=?\s*v?\d+(?:\.\d+)+",
+            r"|\bplease upgrade\b|\bnot an? \w+[ /]v?\d+(?:\.\d+)+|\brequires? \S+ [><=]=?\s*v?\d+(?:\.\d+)+",
             "version-mismatch",
             _E.COMPATIBILITY,
         ),
@@ -553,6 +493,7 @@ _WORDING: tuple[tuple[str, re.Pattern[str], str, ErrorType | None], ...] = tuple
             r"\bmutually exclusive\b|\b(?:cannot|can't|may not) be (?:used|specified|given|set) "
             r"together\b|\bnot both\b|\bcannot (?:both|mix)\b|\btogether\b|\bonly one of\b"
             r"|\bat most one of\b|^when\b.{0,80}\b(?:must|is not used|cannot|can't)\b"
+            r"|\bin \w+ mode\b.{0,40}\b(?:cannot|can't|must not|may not)\b"
             r"|\bwhen (?:the )?\S+ (?:parameter |argument |option )?(?:is|are) (?:provided|given|set"
             r"|used|specified)\b|\b(?:cannot|can't) have an? .{1,40} and\b|\bin both\b|\bclash\w*\b|\bconflict\w*\b",
             "conflicting-options",
@@ -568,7 +509,7 @@ _WORDING: tuple[tuple[str, re.Pattern[str], str, ErrorType | None], ...] = tuple
         (
             "unsupported",
             r"\bnot supported\b|\b(?:is|are)n't supported\b|\bunsupported\b|\bdoes not support\b|\bonly supports?\b"
-            r"|\bis not possible\b|\b(?:won't|will not) be \w+ed\b|\bhas no equivalent\b",
+            r"|\bis not possible\b|\bread[- ]only\b|\bimmutable\b|\b(?:won't|will not) be \w+ed\b|\bhas no equivalent\b",
             "unsupported-option",
             _E.UNSUPPORTED,
         ),
@@ -599,7 +540,7 @@ _WORDING: tuple[tuple[str, re.Pattern[str], str, ErrorType | None], ...] = tuple
             r"\bmust be one of\b|\bone of the (?:supported|following|valid|allowed)\b"
             r"|\b(?:valid|allowed|supported|possible) (?:values|options|choices) (?:are|is)\b"
             r"|\bexpected one of\b|\bunknown\b|\bunrecogni[sz]ed\b|\bunexpected \w+ value\b"
-            r"|\binvalid choice\b|\bnot a valid choice\b|\bnot a (?:known|recogni[sz]ed)\b|\bthere is no \w+ (?:\w+ ){0,3}with\b"
+            r"|\binvalid choice\b|\bnot a valid choice\b|\bnot one of\b|\bselect a valid choice\b|\bnot a (?:known|recogni[sz]ed)\b|\bthere is no \w+ (?:\w+ ){0,3}with\b"
             r"|\bcan only (?:\w+ ){0,4}(?:either\b|['\"])"
             r"|\b(?:must|should) be (?:either )?(?:'[^']+'|\"[^\"]+\"|True|False|None)(?:,? (?:or )?"
             r"(?:'[^']+'|\"[^\"]+\"|True|False|None))+",
@@ -627,7 +568,7 @@ _WORDING: tuple[tuple[str, re.Pattern[str], str, ErrorType | None], ...] = tuple
         (
             "empty",
             r"\bno (?:\w+ ){0,2}\w+[^s\W]s (?:provided|given|specified|found)\b|\bis empty\b"
-            r"|\bempty (?:string|list|input|data|file|body|sequence)\b|\bno (?:data|items|input)\b",
+            r"|\bempty (?:string|list|input|data|file|body|sequence)\b|^\W*empty\b|\bno (?:data|items|input)\b",
             "empty-input",
             None,
         ),
@@ -653,7 +594,9 @@ _WORDING: tuple[tuple[str, re.Pattern[str], str, ErrorType | None], ...] = tuple
         (
             "format",
             r"\binvalid (?:\w+ )?(?:format|syntax|label|address|header|literal|json|url|character"
-            r"|escape|identifier|expression|string|date|time|datetime|email|number|ip address)\b"
+            r"|escape|identifier|expression|string|date|time|datetime|email|number|ip address|uuid"
+            r"|integer|slug|regex|path)\b|\bis not a valid (?:uuid|url|email|ip|ipv4|ipv6|date|time"
+            r"|datetime|json|integer|number|path|regex|slug|identifier|hex)\b"
             r"|\benter a valid\b|\bmalformed\b|\b(?:could not|cannot|failed"
             r" to|unable to) (?:parse|decode)\b|\bdoes not match the format\b|\bexpected token\b"
             r"|\bunexpected (?:end|token|char\w*|eof)\b|\bexpected an expression\b"
@@ -673,8 +616,8 @@ _WORDING: tuple[tuple[str, re.Pattern[str], str, ErrorType | None], ...] = tuple
             r"|\bhas not been (?:set|called|read)\b|\bbefore (?:calling|start\w*|it has)\b"
             r"|\w\(\) (?:called )?before\b"
             r"|\bonly be accessed after\b|\bonce (?:a |an |the )?\w+ has been\b"
-            r"|\bin a with block\b|\bwrong \w+ context\b|\bcannot nest\b|\bimmutable\b"
-            r"|\bread[- ]only\b|\bnot enabled\b|\bwas not created with\b|\bwithout stack change\b"
+            r"|\bin a with block\b|\bwrong \w+ context\b|\bcannot nest\b"
+            r"|\bnot enabled\b|\bwas not created with\b|\bwithout stack change\b"
             r"|\bclosed the\b|\bno active\b",
             "invalid-state",
             _E.STATE,
@@ -922,7 +865,7 @@ def _context(site: RaiseSite) -> _Context:
         return context
     guards = list(reversed(facts.guards))
     if site.kind is SiteKind.ASSERT:
-        guards = [guard for guard in guards if guard.line >= site.line][:1]
+        guards = [guard for guard in guards if guard.line >= site.line]
     elif context.except_line:
         guards = [guard for guard in guards if guard.line > context.except_line]
     if guards or context.statement:

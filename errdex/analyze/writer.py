@@ -64,6 +64,7 @@ from errdex.models import (
     Guard,
     HandlingStrategy,
     Narrative,
+    RecordEnvelope,
     SiteKind,
 )
 
@@ -126,12 +127,15 @@ class _Matcher:
     def __init__(self, subject: str) -> None:
         node = parse_expression(subject)
         self.dump = ast.dump(node) if node is not None else None
+        # Dumping every node visited is the writer's hot spot: only nodes of the subject's own
+        # type can be equal to it.
+        self.kind = type(node) if node is not None and not isinstance(node, ast.Name) else None
         self.name = short_name(subject)
 
     def __call__(self, node: ast.AST) -> bool:
-        if self.dump is not None and ast.dump(node) == self.dump:
-            return True
-        return isinstance(node, ast.Name) and node.id == self.name
+        if isinstance(node, ast.Name):
+            return node.id == self.name
+        return type(node) is self.kind and ast.dump(node) == self.dump
 
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
@@ -1603,3 +1607,27 @@ def enrich_offline(records: Iterable[ErrorRecord]) -> list[ErrorRecord]:
     return [
         apply_narrative(record, write_offline(record), writer=WRITER_NAME) for record in records
     ]
+
+
+def ensure_narrative(record: ErrorRecord) -> ErrorRecord:
+    """Give a record its offline narrative when it has none yet (never overwrites prose).
+
+    Mining stores records without prose, to stay fast; they get it when they are shown,
+    exported or explained, and ``errdex enrich`` stores it. Records with prose of their own
+    (imported, written by an LLM) are returned unchanged.
+
+    Args:
+        record: The record.
+
+    Returns:
+        The record, with the offline narrative if it had neither a writer nor prose.
+    """
+    if record.writer or record.documentation:
+        return record
+    return apply_narrative(record, write_offline(record), writer=WRITER_NAME)
+
+
+def ensure_envelope(envelope: RecordEnvelope) -> RecordEnvelope:
+    """:func:`ensure_narrative` for a record in its envelope."""
+    record = ensure_narrative(envelope.record)
+    return envelope if record is envelope.record else envelope.model_copy(update={"record": record})

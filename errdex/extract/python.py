@@ -52,8 +52,12 @@ it is inside, the sibling ``if`` statements before it in the same block that ``r
 and of the ``except`` handlers it is inside. The stack holds AST nodes only; a guard's text,
 kind, subject and values are worked out when a site needs them (cached per guard), so a
 module without sites pays for pushes and pops alone. Containers named in a guard are resolved
-by name against the module's and the class's constants and the Enum classes of the file;
-exception bases against the file's classes and Python's builtins. :meth:`PythonExtractor.link`
+by name against the module's and the class's constants and the Enum classes of the file.
+The subject is the nearest tested name the message shows (else the nearest tested name); its
+accepted values are the values other branches handle without raising, the members of a
+container it must be in, or its ``Literal[...]`` annotation — none when the site runs for some
+values only, or for the subject's type, size or truth. Exception bases are resolved against
+the file's classes and Python's builtins. :meth:`PythonExtractor.link`
 then completes bases from other files and adds the callers of each site's function (by name,
 from ``called``).
 
@@ -187,6 +191,7 @@ _MAX_CALLERS = 10
 _MAX_DOCSTRING = 400
 _MAX_FRAGMENT = 80  # annotations and defaults longer than this are written ``...``
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SUBJECT_NODES = (ast.Name, ast.Attribute, ast.Subscript)
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _BUILTIN_ANCESTORS: dict[str, list[str]] = {
     name: [base.__name__ for base in getattr(builtins, name).__mro__[1:] if base is not object]
@@ -388,6 +393,22 @@ def _value_text(node: ast.expr) -> str | None:
         if parts[0] not in ("self", "cls") and any(part[:1].isupper() for part in parts[:-1]):
             return chain
     return None
+
+
+_NORMALISERS = frozenset({"lower", "upper", "casefold", "strip", "lstrip", "rstrip"})
+
+
+def _normalised(node: ast.expr) -> ast.expr:
+    """``mode.lower()`` → ``mode``: the values compared are still values of ``mode``."""
+    if (
+        type(node) is ast.Call
+        and not node.args
+        and type(node.func) is ast.Attribute
+        and node.func.attr in _NORMALISERS
+        and type(node.func.value) in _SUBJECT_NODES
+    ):
+        return node.func.value
+    return node
 
 
 def _is_none(node: ast.expr) -> bool:
@@ -616,14 +637,19 @@ class _Header:
 
 @dataclass(frozen=True)
 class _Found:
-    """One guard, worked out: the :class:`~errdex.models.Guard` and the values it accepts.
+    """One guard, worked out: the :class:`~errdex.models.Guard` and what it says of values.
 
     ``accepts`` holds the values of the subject for which the site is *not* reached because
     another branch handles them (``if x == "a": return``), None when the guard shows none.
+    ``rejects``: the site runs only for some values of the subject (``if x == "a": raise``;
+    ``if x != "a": return`` before it). ``other``: the guard leads to the site for another
+    property of the subject (its type, its size, its truth).
     """
 
     guard: Guard
     accepts: tuple[str, ...] | None = None
+    rejects: bool = False
+    other: bool = False
 
 
 class _ModuleExtractor:
@@ -2121,7 +2147,12 @@ class _ModuleExtractor:
                 return self._condition(test.operand, not leads, accepting, depth + 1)  # type: ignore[attr-defined]
         name, subject, values, positive = self._classify(test, 0)
         accepts = None
-        if accepting and positive is not None and values and positive != leads:
+        rejects = other = False
+        if positive is None:
+            other = leads
+        elif positive == leads:  # the site runs when the subject is one of the values
+            rejects = True
+        elif accepting and values and name != "none-check":
             accepts = values
         guard = Guard(
             kind=name,
@@ -2131,7 +2162,7 @@ class _ModuleExtractor:
             leads_to_site=leads,
             line=test.lineno,
         )
-        return [_Found(guard, accepts)]
+        return [_Found(guard, accepts, rejects, other)]
 
     def _classify(
         self, node: ast.expr, depth: int
@@ -2156,6 +2187,13 @@ class _ModuleExtractor:
                 return "isinstance", self._subject_text(args[0]), self._type_names(args[1]), None
             if callee == "len" and len(args) == 1:
                 return "truthiness", self._subject_text(args[0]), (), None
+            func = call.func
+            if type(func) is ast.Attribute and type(func.value) in (ast.Name, ast.Attribute):
+                # ``name.startswith("_")``: about ``name``, unless it is a module or ``self``.
+                head = _dotted(func.value)
+                root = head.partition(".")[0] if head else ""
+                if head and root not in ("self", "cls") and root not in self.imports:
+                    return "other", head, (), None
             if args and type(args[0]) in (ast.Name, ast.Attribute):
                 return "other", self._subject_text(args[0]), (), None
             return "other", None, (), None
@@ -2190,16 +2228,17 @@ class _ModuleExtractor:
         right = node.comparators[0]
         if op is ast.In or op is ast.NotIn:
             members = self._members(right, 0)
+            left = _normalised(left)
             return (
                 "membership",
                 self._subject_text(left),
                 members,
-                (op is ast.In) if members else None,
+                (op is ast.In) if members and type(left) in _SUBJECT_NODES else None,
             )
         equality = op is ast.Eq or op is ast.NotEq or op is ast.Is or op is ast.IsNot
         if equality and (_is_none(right) or _is_none(left)):
             other = left if _is_none(right) else right
-            return "none-check", self._subject_text(other), ("None",), None
+            return "none-check", self._subject_text(other), ("None",), op is ast.Is or op is ast.Eq
         if equality and _is_type_call(left):
             return "isinstance", self._subject_text(left.args[0]), self._type_names(right), None  # type: ignore[attr-defined]
         value = _value_text(right)
@@ -2208,9 +2247,16 @@ class _ModuleExtractor:
             value = _value_text(left)
             if value is not None:
                 subject = right
+        subject = _normalised(subject)
         positive: bool | None = None
-        if value is not None and (
-            op is ast.Eq or op is ast.NotEq or ("." in value and (op is ast.Is or op is ast.IsNot))
+        if (
+            value is not None
+            and type(subject) in _SUBJECT_NODES  # not ``len(x) == 0``: 0 is no value of x
+            and (
+                op is ast.Eq
+                or op is ast.NotEq
+                or ("." in value and (op is ast.Is or op is ast.IsNot))
+            )
         ):
             positive = op is ast.Eq or op is ast.Is
         return "comparison", self._subject_text(subject), (value,) if value else (), positive
@@ -2380,7 +2426,7 @@ class _ModuleExtractor:
                 line=pattern.lineno,
             )
             accepted = values if literal and values and accepting and not leads else None
-            found.append(_Found(guard, accepted))
+            found.append(_Found(guard, accepted, leads and literal, leads and not literal))
         if leads and case.guard is not None:
             found.extend(self._condition(case.guard, True, True))
         return found
@@ -2490,9 +2536,17 @@ class _ModuleExtractor:
         subject parameter.
         """
         values: dict[str, None] = {}
+        other = False
         for f in found:
-            if f.accepts and f.guard.subject == subject:
+            if f.guard.subject != subject:
+                continue
+            if f.rejects:
+                return []  # the site runs for some values only: it accepts no list of them
+            other = other or f.other
+            if f.accepts:
                 values.update(dict.fromkeys(f.accepts))
+        if other:
+            values.clear()  # the site is about the subject's type, size or truth, not its value
         if not values:
             annotation = header.annotations.get(subject)
             if annotation is not None:
@@ -2540,7 +2594,8 @@ class _ModuleExtractor:
         """A class's ancestors as far as this file and the builtins show, nearest first."""
         node = self._class_names.get(name)
         if node is None:
-            return list(_BUILTIN_ANCESTORS.get(name, ()))
+            # An imported name may shadow a builtin one (requests' ConnectionError): link knows.
+            return [] if name in self.imports else list(_BUILTIN_ANCESTORS.get(name, ()))
         seen.add(name)
         result: list[str] = []
         for base in node.bases:
@@ -2548,19 +2603,14 @@ class _ModuleExtractor:
             if written is None or written == "object":
                 continue
             short = written.rpartition(".")[2]
-            if written not in result:
-                result.append(written)
+            result.append(written)
             if short in seen:
                 continue
-            ancestors = (
-                self._ancestors(short, seen)
-                if "." not in written
-                else _BUILTIN_ANCESTORS.get(short, [])
-            )
-            for ancestor in ancestors:
-                if ancestor not in result:
-                    result.append(ancestor)
-        return result
+            if "." not in written:
+                result.extend(self._ancestors(short, seen))
+            else:
+                result.extend(_BUILTIN_ANCESTORS.get(short, ()))
+        return _linear(result)
 
 
 def _with_percent(built: Built, values: Mapping[str, Any]) -> Built:
@@ -2589,6 +2639,13 @@ def _apply_params(built: Built, params: Mapping[str, Any]) -> Built:
 
 def _exports(result: FileResult) -> Mapping[str, Any]:
     return result.exports
+
+
+def _linear(ancestors: Iterable[str]) -> list[str]:
+    """Ancestors without repeats, the roots every exception shares last (as in an MRO)."""
+    unique = list(dict.fromkeys(ancestors))
+    roots = [name for name in ("Exception", "BaseException") if name in unique]
+    return [name for name in unique if name not in roots] + roots
 
 
 def _caller_name(facts: CodeFacts | None) -> str | None:
@@ -3255,19 +3312,25 @@ class _Linker:
         if cls is None:
             result = list(_BUILTIN_ANCESTORS.get(name.rpartition(".")[2], ()))
         else:
-            for owner, qualname in self.mro(*cls):
-                if (owner, qualname) != cls:
-                    short = qualname.rpartition(".")[2]
-                    if short not in result:
-                        result.append(short)
+            seen = {cls}
+
+            def visit(owner: str, qualname: str) -> None:
                 for base in self._class(owner, qualname).get("bases") or []:
-                    if base == "object" or self.find_class(owner, base) is not None:
+                    if base == "object":
+                        continue
+                    parent = self.find_class(owner, base)
+                    if parent is not None:
+                        if parent not in seen:
+                            seen.add(parent)
+                            result.append(parent[1].rpartition(".")[2])
+                            visit(*parent)
                         continue
                     short = base.rpartition(".")[2]
                     builtin = _BUILTIN_ANCESTORS.get(short)
-                    for item in [base if builtin is None else short, *(builtin or ())]:
-                        if item not in result:
-                            result.append(item)
+                    result.extend([base if builtin is None else short, *(builtin or ())])
+
+            visit(*cls)
+            result = _linear(result)
         self._ancestors[key] = result
         return result
 

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from errdex.analyze.writer import ensure_narrative
 from errdex.match.index import (
     MatcherIndex,
     build_index,
@@ -489,6 +490,7 @@ class Explainer:
             envelope = rows.get(self.index.rowids[candidate.record])
             if envelope is None:
                 continue
+            record = ensure_narrative(envelope.record)
             template = self.index.template(self.index.template_of(candidate.record))
             captures: dict[str, str] = {}
             if candidate.captures is not None:
@@ -501,7 +503,7 @@ class Explainer:
                     captures[key] = value
             matches.append(
                 Match(
-                    record=envelope.record,
+                    record=record,
                     kind=MatchKind.EXACT if candidate.exact else MatchKind.APPROXIMATE,
                     score=candidate.score,
                     evidence=candidate.evidence,

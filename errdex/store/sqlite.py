@@ -577,7 +577,9 @@ class SQLiteStore:
                 self._db.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot write to {self.location}: {exc}", location=self.location) from exc
+            raise StoreError(
+                f"cannot write to {self.location}: {exc}", location=self.location
+            ) from exc
         return changed
 
     def get_rows(self, rowids: Sequence[int]) -> dict[int, RecordEnvelope]:

@@ -1,0 +1,184 @@
+"""The JSON API: explain, search with facets, records, sources, stats and health.
+
+Routes are made by :func:`api_router` for each application; they read the application's
+:class:`~errdex.web.services.Services` from ``request.app.state``. Failures are raised as
+HTTP exceptions and turned into the one error shape by the application's handlers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from enum import Enum
+from typing import Annotated, Any, TypeVar, cast
+
+import anyio
+import anyio.to_thread
+from fastapi import APIRouter, HTTPException, Query, Request
+from pydantic import BaseModel, Field
+
+from errdex.analyze.writer import ensure_envelope
+from errdex.match.explain import Explanation
+from errdex.models import ErrorRecord, RecordEnvelope
+from errdex.store.base import SearchQuery
+from errdex.store.jsonl import RecordFormat, envelope_json
+from errdex.web.services import Services
+
+T = TypeVar("T")
+
+
+class ExplainRequest(BaseModel):
+    """The body of ``POST /api/explain``.
+
+    Attributes:
+        text: The error, traceback or log, as pasted.
+        top: At most this many matches.
+    """
+
+    text: str = Field(description="The error, traceback or log, as pasted.")
+    top: int = Field(default=5, ge=1, le=100, description="At most this many matches.")
+
+
+class Flavour(str, Enum):
+    """The record format of ``GET /api/records/{id}``."""
+
+    SEED = "seed"
+    FULL = "full"
+
+
+def services_of(request: Request) -> Services:
+    """Return the application's shared services."""
+    return cast(Services, request.app.state.services)
+
+
+async def run_limited(services: Services, action: Callable[[], T]) -> T:
+    """Run blocking work in a worker thread, failing with 503 past the time limit.
+
+    The worker is abandoned, not killed, at the limit; the explainer is linear in its input,
+    so it finishes soon after.
+    """
+    with anyio.move_on_after(services.options.time_limit) as scope:
+        return await anyio.to_thread.run_sync(action, abandon_on_cancel=True)
+    if scope.cancelled_caught:
+        raise HTTPException(503, f"the request took longer than {services.options.time_limit:g} s")
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def check_paste(services: Services, text: str) -> None:
+    """Refuse an empty paste (422) or one over the size limit (413)."""
+    if not text.strip():
+        raise HTTPException(422, "text: paste an error, a traceback or log lines")
+    if len(text) > services.options.max_paste_chars:
+        raise HTTPException(413, f"paste over {services.options.max_paste_chars} characters")
+
+
+async def explain_text(services: Services, text: str, *, top: int) -> Explanation:
+    """Check a paste and explain it within the limits."""
+    check_paste(services, text)
+    top = min(top, services.options.max_top)
+    return await run_limited(services, lambda: services.explain(text, top=top))
+
+
+def record_summary(record: ErrorRecord) -> dict[str, Any]:
+    """Return a record as the search results list it: seed format plus function and kind."""
+    return record.seed_dict() | {"function": record.function, "kind": record.kind.value}
+
+
+def find_record(services: Services, record_id: str) -> RecordEnvelope:
+    """Return the record with an id, or fail with 404 (malformed ids are unknown ids)."""
+    wanted = record_id.strip().lower()
+    envelopes = (
+        services.read(lambda store: store.get(wanted))
+        if len(wanted) == 16 and all(c in "0123456789abcdef" for c in wanted)
+        else []
+    )
+    if not envelopes:
+        raise HTTPException(404, f"no record with id {record_id[:40]!r}")
+    return ensure_envelope(envelopes[0])
+
+
+def api_router() -> APIRouter:
+    """Make the router of the JSON API (``/api/…`` and ``/healthz``)."""
+    router = APIRouter()
+
+    @router.post("/api/explain", tags=["explain"])
+    async def api_explain(request: Request, body: ExplainRequest) -> dict[str, Any]:
+        """Explain a pasted error: the same structure as ``errdex explain --json``."""
+        services = services_of(request)
+        answer = await explain_text(services, body.text, top=body.top)
+        return answer.to_json() | {"found": answer.found}
+
+    @router.get("/api/records", tags=["records"])
+    async def api_records(
+        request: Request,
+        q: Annotated[str, Query(max_length=1000, description="Full-text query.")] = "",
+        repo: Annotated[str | None, Query(max_length=300)] = None,
+        error_type: Annotated[str | None, Query(alias="errorType", max_length=100)] = None,
+        error_class: Annotated[str | None, Query(alias="errorClass", max_length=300)] = None,
+        page: Annotated[int, Query(ge=1, le=10_000)] = 1,
+        page_size: Annotated[int, Query(alias="pageSize", ge=1, le=100)] = 20,
+    ) -> dict[str, Any]:
+        """Search records (FTS5 over message, class, path and prose) with facet counts."""
+        services = services_of(request)
+        size = min(page_size, services.options.max_page_size)
+        query = SearchQuery(
+            text=q,
+            repo=repo or None,
+            error_type=error_type or None,
+            error_class=error_class or None,
+            limit=size,
+            offset=(page - 1) * size,
+        )
+
+        def run() -> tuple[list[ErrorRecord], int, dict[str, dict[str, int]]]:
+            records, total = services.read(lambda store: store.search(query))
+            return records, total, services.facets(query)
+
+        records, total, facets = await run_limited(services, run)
+        return {
+            "ok": True,
+            "total": total,
+            "page": page,
+            "pageSize": size,
+            "pages": max(1, -(-total // size)),
+            "records": [record_summary(record) for record in records],
+            "facets": facets,
+        }
+
+    @router.get("/api/records/{record_id}", tags=["records"])
+    async def api_record(
+        request: Request, record_id: str, format: Flavour = Flavour.FULL
+    ) -> dict[str, Any]:
+        """One record as ``{"record", "datasetVersion"}``; ``format=seed`` gives the seed's keys."""
+        services = services_of(request)
+        envelope = await run_limited(services, lambda: find_record(services, record_id))
+        flavour = RecordFormat.SEED if format is Flavour.SEED else RecordFormat.FULL
+        return cast(dict[str, Any], json.loads(envelope_json(envelope, flavour)))
+
+    @router.get("/api/sources", tags=["store"])
+    async def api_sources(request: Request) -> dict[str, Any]:
+        """Every mined source with its version and record count."""
+        services = services_of(request)
+        sources = await run_limited(services, lambda: services.read(lambda s: s.sources()))
+        return {
+            "ok": True,
+            "sources": [
+                info.model_dump(mode="json") | {"records": count} for info, count in sources
+            ],
+        }
+
+    @router.get("/api/stats", tags=["store"])
+    async def api_stats(request: Request) -> dict[str, Any]:
+        """Counts of records by category, class and repo."""
+        services = services_of(request)
+        stats = await run_limited(services, lambda: services.read(lambda s: s.stats()))
+        return {"ok": True} | stats.model_dump(mode="json")
+
+    @router.get("/healthz", tags=["store"])
+    async def healthz(request: Request) -> dict[str, Any]:
+        """Liveness: the store answers."""
+        services = services_of(request)
+        version = await run_limited(services, lambda: services.read(lambda s: s.version()))
+        return {"ok": True, "storeVersion": version}
+
+    return router

@@ -1,0 +1,235 @@
+"""The JSON API in-process: explain, search with facets, records, sources, stats, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import SEED_FILE, SEED_PATH
+from test_web_helpers import (  # noqa: F401 (fixtures)
+    HOSTILE_ID,
+    HOSTILE_REPO,
+    SEED_TRACEBACK,
+    Client,
+    client,
+    make_app,
+    record_id,
+    web_app,
+    web_db,
+    web_store,
+)
+
+from errdex.match.explain import Explainer
+from errdex.models import SEED_KEYS
+
+ERROR_KEYS = {"ok", "error", "code", "status"}
+
+
+def assert_error(response, status: int, code: str) -> dict:
+    body = response.json()
+    assert response.status_code == status
+    assert set(body) == ERROR_KEYS, body
+    assert body["ok"] is False and body["status"] == status and body["code"] == code
+    assert isinstance(body["error"], str) and body["error"]
+    return body
+
+
+def test_explain_is_the_cli_json_structure(client, web_db, web_store):
+    response = client.post("/api/explain", json={"text": SEED_TRACEBACK})
+    assert response.status_code == 200
+    answer = response.json()
+    expected = json.loads(
+        json.dumps(Explainer.for_database(web_store, web_db).explain(SEED_TRACEBACK).to_json())
+    )
+    assert answer == expected | {"found": True}
+    best = answer["matches"][0]
+    assert best["kind"] == "exact" and best["captures"] == {"phase": "draft"}
+    assert best["record"]["filePath"] == SEED_PATH and best["record"]["lineNumber"] == 124
+    assert list(best["record"]) == list(SEED_KEYS)
+
+
+def test_explain_top_and_a_miss(client):
+    response = client.post(
+        "/api/explain", json={"text": "KeyError: nothing like this anywhere at all", "top": 1}
+    )
+    assert response.status_code == 200
+    body = response.json()
+    assert body["found"] is False and len(body["matches"]) <= 1
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "status", "code"),
+    [
+        ({"json": {"text": "   "}}, 422, "invalid-input"),
+        ({"json": {}}, 422, "invalid-input"),
+        ({"json": {"text": "x", "top": 0}}, 422, "invalid-input"),
+        ({"json": {"text": 5}}, 422, "invalid-input"),
+        (
+            {"content": b"{not json", "headers": {"content-type": "application/json"}},
+            422,
+            "invalid-input",
+        ),
+        ({"json": {"text": "x" * 1_100_000}}, 413, "too-large"),
+    ],
+)
+def test_explain_bad_input_has_the_one_error_shape(client, kwargs, status, code):
+    assert_error(client.post("/api/explain", **kwargs), status, code)
+
+
+def test_body_limit_is_configurable_and_counts_streamed_bytes(web_db, web_store):
+    small = Client(make_app(web_db, web_store, max_body_bytes=100))
+    assert_error(small.post("/api/explain", json={"text": "y" * 200}), 413, "too-large")
+
+    async def chunks():
+        for _ in range(5):
+            yield b"z" * 50
+
+    response = small.post(
+        "/api/explain", content=chunks(), headers={"content-type": "application/json"}
+    )
+    assert_error(response, 413, "too-large")
+    assert small.post("/api/explain", json={"text": "ValueError: x"}).status_code == 200
+
+
+def test_paste_length_limit(web_db, web_store):
+    small = Client(make_app(web_db, web_store, max_paste_chars=10))
+    assert_error(small.post("/api/explain", json={"text": "y" * 11}), 413, "too-large")
+
+
+def test_time_limit_answers_503(web_db, web_store, monkeypatch):
+    import time
+
+    app = make_app(web_db, web_store, time_limit=0.05)
+    monkeypatch.setattr(app.state.services, "explain", lambda text, top: time.sleep(0.5))
+    assert_error(Client(app).post("/api/explain", json={"text": "x"}), 503, "timeout")
+
+
+def test_search_with_facets_filters_and_pages(client):
+    body = client.get("/api/records", params={"q": "alert"}).json()
+    assert body["ok"] is True and body["total"] == 4
+    assert body["facets"]["repo"] == {HOSTILE_REPO: 3, "evil/imported": 1}
+    assert body["facets"]["errorClass"]["ValueError"] == 2
+    filtered = client.get(
+        "/api/records", params={"q": "alert", "errorClass": "TypeError", "repo": HOSTILE_REPO}
+    ).json()
+    assert filtered["total"] == 1 and filtered["records"][0]["errorClass"] == "TypeError"
+    assert filtered["facets"]["errorClass"] == {"TypeError": 1}
+    everything = client.get("/api/records", params={"pageSize": 2}).json()
+    assert everything["total"] == 5 and everything["pages"] == 3
+    assert len(everything["records"]) == 2
+    last = client.get("/api/records", params={"pageSize": 2, "page": 3}).json()
+    assert len(last["records"]) == 1
+    seen = {r["id"] for r in everything["records"]} | {r["id"] for r in last["records"]}
+    assert len(seen) == 3
+    by_type = client.get("/api/records", params={"errorType": "type"}).json()
+    assert {r["errorType"] for r in by_type["records"]} == {"type"}
+
+
+@pytest.mark.parametrize(
+    "params", [{"pageSize": 101}, {"pageSize": 0}, {"page": 0}, {"page": 10_001}, {"q": "x" * 1001}]
+)
+def test_search_caps(client, params):
+    assert_error(client.get("/api/records", params=params), 422, "invalid-input")
+
+
+def test_record_in_full_and_seed_format(client, seed):
+    seed_id = record_id(client, q="speculative", repo="sgl-project/sglang")
+    full = client.get(f"/api/records/{seed_id}").json()
+    assert set(full) == {"record", "datasetVersion"}
+    assert full["record"]["id"] == seed_id and "template" in full["record"]
+    seed_format = client.get(f"/api/records/{seed_id}", params={"format": "seed"}).json()
+    assert list(seed_format["record"]) == list(seed["record"])
+    assert seed_format["record"]["errorMessage"] == seed["record"]["errorMessage"]
+    upper = client.get(f"/api/records/{seed_id.upper()}").json()
+    assert upper["record"]["id"] == seed_id
+    assert_error(
+        client.get(f"/api/records/{seed_id}", params={"format": "xml"}), 422, "invalid-input"
+    )
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/records/ffffffffffffffff",
+        "/api/records/nothex",
+        "/api/records/..%2F..%2Fetc%2Fpasswd",
+        "/api/records/%3Cscript%3E",
+        "/api/nothing",
+    ],
+)
+def test_unknown_ids_and_routes_are_404(client, path):
+    body = assert_error(client.get(path), 404, "not-found")
+    assert "<script>" not in json.dumps(body) or path.endswith("%3E")
+
+
+def test_wrong_method_has_the_error_shape(client):
+    assert_error(client.get("/api/explain"), 405, "method-not-allowed")
+
+
+def test_sources_stats_health(client):
+    sources = client.get("/api/sources").json()["sources"]
+    by_repo = {source["repo"]: source for source in sources}
+    assert by_repo["sgl-project/sglang"]["records"] == 1
+    assert by_repo[HOSTILE_REPO]["records"] == 3
+    assert by_repo[HOSTILE_REPO]["sha"] and by_repo[HOSTILE_REPO]["kind"] == "git"
+    stats = client.get("/api/stats").json()
+    assert stats["ok"] is True and stats["records"] == 5 and stats["sources"] == 3
+    assert stats["byClass"]["ValueError"] == 3
+    health = client.get("/healthz").json()
+    assert health["ok"] is True and health["storeVersion"]
+
+
+def test_security_headers_on_every_response(client):
+    for response in (
+        client.get("/"),
+        client.get("/api/stats"),
+        client.get("/api/records/ffffffffffffffff"),
+        client.get("/static/style.css"),
+    ):
+        csp = response.headers["content-security-policy"]
+        assert "default-src 'none'" in csp and "script-src" not in csp
+        assert response.headers["x-content-type-options"] == "nosniff"
+
+
+def test_openapi_and_docs(client):
+    schema = client.get("/openapi.json").json()
+    assert {
+        "/api/explain",
+        "/api/records",
+        "/api/records/{record_id}",
+        "/api/sources",
+        "/api/stats",
+        "/healthz",
+    } <= set(schema["paths"])
+    assert "/e/{record_id}" not in schema["paths"]
+    assert client.get("/docs").status_code == 200
+
+
+def test_apps_share_no_state(web_db, web_store):
+    first, second = make_app(web_db, web_store), make_app(web_db, web_store)
+    assert first.state.services is not second.state.services
+    assert first.state.templates is not second.state.templates
+
+
+def test_the_index_follows_store_writes(tmp_path, seed_text):
+    from errdex.settings import Settings
+    from errdex.store.sqlite import SQLiteStore
+    from errdex.web import create_app
+
+    db = tmp_path / "s.sqlite3"
+    with SQLiteStore(db) as store:
+        client = Client(create_app(Settings(db=db), store))
+        text = "ValueError: Unknown speculative phase: draft"
+        assert client.post("/api/explain", json={"text": text}).json()["found"] is False
+        from typer.testing import CliRunner
+
+        from errdex.cli import app
+
+        result = CliRunner().invoke(app, ["import", str(SEED_FILE), "--db", str(db)])
+        assert result.exit_code == 0, result.output
+        assert client.post("/api/explain", json={"text": text}).json()["found"] is True
+
+
+def test_hostile_record_is_served_as_data(client):
+    body = client.get(f"/api/records/{HOSTILE_ID}").json()
+    assert body["record"]["githubUrl"] == "javascript:alert(7)"  # data, never a link
