@@ -209,6 +209,7 @@ class Pipeline:
         results: dict[str, tuple[Extractor, FileResult]] = {}
         problems: list[Problem] = []
         pending: list[SourceFile] = []
+        hits: dict[str, str] = {}
         reused = 0
 
         def done(path: str, result: FileResult | None, problem: Problem | None) -> None:
@@ -230,42 +231,54 @@ class Pipeline:
                 done(file.path, *mine_file(None, file, strict=self.settings.strict))
                 continue
             hit = cached.get(file.path)
-            if file.data is not None and hit is not None:
+            if hit is not None:
                 digest, tag, payload = hit
                 if tag == self._tag(self._pick(file.path)) and digest == blob_digest(file.data):
-                    reused += 1
-                    done(file.path, FileResult.model_validate_json(payload), None)
+                    hits[file.path] = payload
                     continue
             pending.append(file)
+
+        previous = self.store.source(info.key)
+        last = self.store.last_report(info.key)
+        if (
+            previous is not None
+            and last is not None
+            and not pending
+            and set(hits) == set(cached)
+            and (previous[0].sha, previous[0].version) == (info.sha, info.version)
+        ):
+            # Nothing changed since the last run: keep its records, reuse its counts.
+            report = last.model_copy(
+                update={
+                    "source": info,
+                    "cached": len(hits),
+                    "unchanged": True,
+                    "records": previous[1],
+                    "problems": problems,
+                    "seconds": round(time.perf_counter() - started, 3),
+                }
+            )
+            self.store.finish_unchanged(info, report=report, run_id=run_id)
+            return report
+        for path, payload in hits.items():
+            reused += 1
+            done(path, FileResult.model_validate_json(payload), None)
 
         for file, (result, problem) in zip(pending, self._extract(pending), strict=True):
             done(file.path, result, problem)
 
         ordered = [results[path] for path in order if path in results]
         sites = self._link(ordered)
-        previous = self.store.source(info.key)
-        unchanged = (
-            previous is not None
-            and not pending
-            and set(order) == set(cached)
-            and (previous[0].sha, previous[0].version) == (info.sha, info.version)
-        )
         report = RunReport(
             source=info,
             files=len(order),
             sites=dict(Counter(site.kind.value for site in sites)),
             forms=dict(Counter(site.form for site in sites)),
             opaque=sum(1 for site in sites if site.template.is_opaque),
-            records=previous[1] if unchanged and previous is not None else len(sites),
+            records=len(sites),
             cached=reused,
-            unchanged=unchanged,
             problems=problems,
-            seconds=0.0,
         )
-        if unchanged:
-            report = report.model_copy(update={"seconds": round(time.perf_counter() - started, 3)})
-            self.store.finish_unchanged(info, report=report, run_id=run_id)
-            return report
         records = build_records(sites, info, analyzed_at=mined_at)
         report = report.model_copy(update={"seconds": round(time.perf_counter() - started, 3)})
         self.store.replace_source(

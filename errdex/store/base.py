@@ -72,6 +72,10 @@ class RecordStore(Protocol):
         """Return the previous run's ``(digest, extractor, result JSON)`` per path."""
         ...
 
+    def last_report(self, source_key: str) -> RunReport | None:
+        """Return the report of a source's last finished run, or None."""
+        ...
+
     def source(self, source_key: str) -> tuple[SourceInfo, int] | None:
         """Return one source and its record count, or None."""
         ...

@@ -466,6 +466,15 @@ class SQLiteStore:
         )
         return {path: (digest, extractor, result) for path, digest, extractor, result in rows}
 
+    def last_report(self, source_key: str) -> RunReport | None:
+        """Return the report of a source's last finished run, or None."""
+        row = self._db.execute(
+            "SELECT report FROM runs WHERE source_key = ? AND status IN ('ok', 'unchanged')"
+            " AND report IS NOT NULL ORDER BY id DESC LIMIT 1",
+            (source_key,),
+        ).fetchone()
+        return RunReport.model_validate_json(row[0]) if row else None
+
     def source(self, source_key: str) -> tuple[SourceInfo, int] | None:
         """Return one source and its record count, or None when it was never mined."""
         for info, count in self.sources():
