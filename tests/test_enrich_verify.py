@@ -109,3 +109,23 @@ def test_enrich_with_an_llm_keeps_only_verified_fields(
         assert record["documentation"] == offline["documentation"]
         assert record["validationCode"] == offline["validationCode"]
         assert report["fallbacks"] == 1
+
+
+@pytest.mark.slow
+def test_every_code_field_of_a_mined_real_package_parses_and_is_unflagged(cli, tmp_path):
+    """The offline writer on a whole real package: code fields parse, the verifier agrees."""
+    from corpus import unpacked_wheel
+
+    cli("mine", str(unpacked_wheel("click", "8.1.7")), "--repo", "pallets/click")
+    report = json.loads(cli("enrich", "--json").output)
+    mined = records(cli)
+    assert report["records"] == len(mined) > 100
+    for record in mined:
+        assert record["writer"] == "offline"
+        assert record["documentation"]
+        for field in ("exampleFix", "validationCode", "typeGuard", "tryCatchPattern"):
+            if record[field]:
+                ast.parse(record[field])
+    flagged = [r for r in mined if r["claims"]]
+    print(f"\noffline narratives with a flagged claim: {len(flagged)}/{len(mined)}")
+    assert report["flagged"] == len(flagged) == 0
