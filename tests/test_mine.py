@@ -313,3 +313,29 @@ def test_parser_warnings_of_mined_code_are_not_problems(cli, tmp_path):
     assert result.exit_code == 0
     report = json.loads(result.output)
     assert report["problems"] == [] and report["records"] == 1
+
+
+def test_a_match_statement_guard_is_classified(cli, tmp_path):
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "m.py").write_text(
+        "def f(mode):\n"
+        "    match mode:\n"
+        '        case "a":\n'
+        "            return 1\n"
+        '        case "b":\n'
+        "            return 2\n"
+        '    raise ValueError(f"unknown mode {mode}")\n'
+    )
+    assert cli("mine", str(src)).exit_code == 0
+    (record,) = records_of(cli)
+    assert record["errorType"] and record["facts"]["subject"] == "mode"
+
+
+@pytest.mark.slow
+def test_mine_installed_mines_every_distribution_of_the_environment(cli):
+    """What `make run` does: every package installed beside errdex, without a crash."""
+    result = cli("mine", "--installed", "--jobs", "2", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert len(report["sources"]) > 20 and report["records"] > 1000

@@ -992,7 +992,13 @@ _LEAF_RANK = (
 def _main_leaf(leaves: list[_Leaf]) -> _Leaf | None:
     if not leaves:
         return None
-    return min(leaves, key=lambda leaf: _LEAF_RANK.index(leaf.kind))
+    # A kind this table does not rank (``match``, ``dict-lookup`` …) ranks last.
+    return min(
+        leaves,
+        key=lambda leaf: (
+            _LEAF_RANK.index(leaf.kind) if leaf.kind in _LEAF_RANK else len(_LEAF_RANK)
+        ),
+    )
 
 
 def _guard_leaves(guard: Guard) -> list[_Leaf]:

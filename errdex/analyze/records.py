@@ -15,11 +15,13 @@ from collections.abc import Iterable
 from datetime import datetime
 from urllib.parse import quote
 
-from errdex.analyze.classify import classify
+from errdex.analyze.classify import Classification, classify
 from errdex.analyze.templates import seed_pattern
 from errdex.models import (
     SCHEMA_VERSION,
     ErrorRecord,
+    ErrorType,
+    HandlingStrategy,
     MessageTemplate,
     RaiseSite,
     SeedRecord,
@@ -97,6 +99,23 @@ def permalink(repo: str, sha: str | None, path: str, start: int, end: int) -> st
     return f"https://github.com/{repo}/blob/{sha}/{quote(path)}#L{start}-L{end}"
 
 
+def _classified(site: RaiseSite) -> Classification:
+    """Classify a site; a classifier bug on one site must not lose the source's records."""
+    try:
+        return classify(site)
+    except Exception:
+        return Classification(
+            error_type=ErrorType.INTERNAL,
+            strategy=HandlingStrategy.PROPAGATE,
+            background="invalid-state",
+            tags=(site.kind.value,),
+            severity=site.severity,
+            http_status=site.http_status,
+            error_code=site.error_code,
+            evidence="default",
+        )
+
+
 def build_records(
     sites: Iterable[RaiseSite], source: SourceInfo, *, analyzed_at: datetime
 ) -> list[ErrorRecord]:
@@ -117,7 +136,7 @@ def build_records(
         key = (site.path, site.error_class, text)
         ordinal = ordinals[key]
         ordinals[key] += 1
-        verdict = classify(site)
+        verdict = _classified(site)
         records.append(
             ErrorRecord(
                 id=record_id(source.repo, site.path, site.error_class, text, ordinal),
