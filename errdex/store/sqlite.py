@@ -18,6 +18,7 @@ import json
 import sqlite3
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -352,6 +353,26 @@ class SQLiteStore:
         row = self._db.execute("SELECT id FROM sources WHERE key = ?", (source.key,)).fetchone()
         return int(row[0])
 
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        """One write transaction: all or nothing, and a new version token when it commits.
+
+        Raises:
+            StoreError: SQLite failed; the transaction was rolled back.
+        """
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                self._bump_generation()
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            message = f"cannot write to {self.location}: {exc}"
+            raise StoreError(message, location=self.location) from exc
+
     def _bump_generation(self) -> None:
         self._db.execute(
             "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
@@ -398,45 +419,34 @@ class SQLiteStore:
             StoreError: The write failed; the previous records are unchanged.
         """
         version = format_timestamp(dataset_version)
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                source_id = self._upsert_source(source)
-                self._db.execute("DELETE FROM records WHERE source_id = ?", (source_id,))
-                self._db.execute("DELETE FROM problems WHERE source_id = ?", (source_id,))
-                self._db.execute("DELETE FROM files WHERE source_id = ?", (source_id,))
-                self._db.executemany(
-                    "INSERT INTO files (source_id, path, digest, extractor, result)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    (
-                        (source_id, r.path, r.digest, extractor, r.model_dump_json())
-                        for extractor, r in files
-                    ),
+        with self._write():
+            source_id = self._upsert_source(source)
+            self._db.execute("DELETE FROM records WHERE source_id = ?", (source_id,))
+            self._db.execute("DELETE FROM problems WHERE source_id = ?", (source_id,))
+            self._db.execute("DELETE FROM files WHERE source_id = ?", (source_id,))
+            self._db.executemany(
+                "INSERT INTO files (source_id, path, digest, extractor, result)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (
+                    (source_id, r.path, r.digest, extractor, r.model_dump_json())
+                    for extractor, r in files
+                ),
+            )
+            self._db.executemany(
+                f"INSERT OR REPLACE INTO records ({_RECORD_COLUMNS})"
+                f" VALUES ({_RECORD_PLACEHOLDERS})",
+                (_row(source_id, record, version) for record in records),
+            )
+            self._db.executemany(
+                "INSERT INTO problems (source_id, path, kind, message, line)"
+                " VALUES (?, ?, ?, ?, ?)",
+                ((source_id, p.path, p.kind.value, p.message, p.line) for p in problems),
+            )
+            if run_id is not None:
+                self._db.execute(
+                    "UPDATE runs SET finished_at = ?, status = 'ok', report = ? WHERE id = ?",
+                    (format_timestamp(utc_now()), report.model_dump_json(), run_id),
                 )
-                self._db.executemany(
-                    f"INSERT OR REPLACE INTO records ({_RECORD_COLUMNS})"
-                    f" VALUES ({_RECORD_PLACEHOLDERS})",
-                    (_row(source_id, record, version) for record in records),
-                )
-                self._db.executemany(
-                    "INSERT INTO problems (source_id, path, kind, message, line)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    ((source_id, p.path, p.kind.value, p.message, p.line) for p in problems),
-                )
-                if run_id is not None:
-                    self._db.execute(
-                        "UPDATE runs SET finished_at = ?, status = 'ok', report = ? WHERE id = ?",
-                        (format_timestamp(utc_now()), report.model_dump_json(), run_id),
-                    )
-                self._bump_generation()
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise StoreError(
-                f"cannot write to {self.location}: {exc}", location=self.location
-            ) from exc
 
     def finish_unchanged(self, source: SourceInfo, *, report: RunReport, run_id: int) -> None:
         """Mark a run that found nothing changed: the stored records stay as they are."""
@@ -496,31 +506,18 @@ class SQLiteStore:
             StoreError: The write failed; nothing was written.
         """
         count = 0
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                source_id = self._upsert_source(source)
-                for envelope in envelopes:
-                    self._db.execute(
-                        "DELETE FROM records WHERE source_id = ? AND id = ?",
-                        (source_id, envelope.record.id),
-                    )
-                    self._db.execute(
-                        f"INSERT INTO records ({_RECORD_COLUMNS}) VALUES ({_RECORD_PLACEHOLDERS})",
-                        _row(
-                            source_id, envelope.record, format_timestamp(envelope.dataset_version)
-                        ),
-                    )
-                    count += 1
-                self._bump_generation()
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise StoreError(
-                f"cannot write to {self.location}: {exc}", location=self.location
-            ) from exc
+        with self._write():
+            source_id = self._upsert_source(source)
+            for envelope in envelopes:
+                self._db.execute(
+                    "DELETE FROM records WHERE source_id = ? AND id = ?",
+                    (source_id, envelope.record.id),
+                )
+                self._db.execute(
+                    f"INSERT INTO records ({_RECORD_COLUMNS}) VALUES ({_RECORD_PLACEHOLDERS})",
+                    _row(source_id, envelope.record, format_timestamp(envelope.dataset_version)),
+                )
+                count += 1
         return count
 
     # -- reading -----------------------------------------------------------------------------
@@ -562,33 +559,21 @@ class SQLiteStore:
             StoreError: The write failed; nothing was changed.
         """
         changed = 0
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                for rowid, record in rows:
-                    found = self._db.execute(
-                        "SELECT source_id, dataset_version FROM records WHERE rowid = ?", (rowid,)
-                    ).fetchone()
-                    if found is None:
-                        continue
-                    values = _row(int(found[0]), record, str(found[1]))
-                    assignments = ", ".join(
-                        f"{column.strip()} = ?" for column in _RECORD_COLUMNS.split(",")
-                    )
-                    self._db.execute(
-                        f"UPDATE records SET {assignments} WHERE rowid = ?", (*values, rowid)
-                    )
-                    changed += 1
-                if changed:
-                    self._bump_generation()
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise StoreError(
-                f"cannot write to {self.location}: {exc}", location=self.location
-            ) from exc
+        with self._write():
+            for rowid, record in rows:
+                found = self._db.execute(
+                    "SELECT source_id, dataset_version FROM records WHERE rowid = ?", (rowid,)
+                ).fetchone()
+                if found is None:
+                    continue
+                values = _row(int(found[0]), record, str(found[1]))
+                assignments = ", ".join(
+                    f"{column.strip()} = ?" for column in _RECORD_COLUMNS.split(",")
+                )
+                self._db.execute(
+                    f"UPDATE records SET {assignments} WHERE rowid = ?", (*values, rowid)
+                )
+                changed += 1
         return changed
 
     def get_rows(self, rowids: Sequence[int]) -> dict[int, RecordEnvelope]:
