@@ -679,6 +679,33 @@ class _Context:
     except_line: int = 0
     parameters: set[str] = field(default_factory=set)
     assigned: set[str] = field(default_factory=set)
+    tree: ast.Module | None = None
+    line: int = 0
+    walked: bool = False
+
+    def read_names(self) -> None:
+        """Collect parameters and assigned names from the snippet, once, when a rule asks.
+
+        Walking the whole snippet is the classifier's main cost, and most sites never need it.
+        """
+        if self.walked or self.tree is None:
+            return
+        self.walked = True
+        for node in ast.walk(self.tree):
+            if (
+                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.lineno <= self.line
+            ):
+                arguments = node.args
+                self.parameters |= {
+                    a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+                }
+            elif (
+                isinstance(node, ast.Name)
+                and isinstance(node.ctx, ast.Store)
+                and node.lineno < self.line
+            ):
+                self.assigned.add(node.id)
 
 
 def _indent(line: str) -> int:
@@ -815,16 +842,7 @@ def _local_context(site: RaiseSite) -> _Context:
     if site_node is None:
         return context
     context.statement = ast.unparse(site_node)
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line:
-            arguments = node.args
-            context.parameters |= {
-                a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-            }
-        elif (
-            isinstance(node, (ast.Name)) and isinstance(node.ctx, ast.Store) and node.lineno < line
-        ):
-            context.assigned.add(node.id)
+    context.tree, context.line = tree, line
     if isinstance(site_node, ast.Assert):
         context.guards.append(_guard(site_node.test, site_node.lineno + offset, leads=False))
     else:
@@ -1046,6 +1064,7 @@ _FLAG = re.compile(
 
 
 def _is_parameter(subject: str, context: _Context) -> bool:
+    context.read_names()
     root = subject.split(".", 1)[0].split("[", 1)[0]
     if root in ("self", "cls"):
         return True
