@@ -31,7 +31,7 @@ from errdex import __version__
 from errdex.analyze.writer import ensure_envelope
 from errdex.errors import ErrdexError, RecordNotFoundError
 from errdex.extract.files import Source
-from errdex.match.explain import Explanation
+from errdex.match.explain import Explainer, Explanation
 from errdex.match.scan import ScanGroup, ScanReport
 from errdex.models import ErrorRecord, RecordEnvelope, RunReport
 from errdex.pipeline import EnrichReport, Pipeline, VerifyRun
@@ -137,6 +137,13 @@ def _print_json(data: Any) -> None:
 def _with_store(settings: Settings, action: Callable[[Pipeline], T]) -> T:
     with SQLiteStore(settings.db) as store:
         return action(Pipeline(settings, store))
+
+
+def _explainer(pipeline: Pipeline, settings: Settings) -> Explainer:
+    """The explainer of the pipeline's store, its index cached next to the database."""
+    from errdex.match.explain import Explainer
+
+    return Explainer.for_database(pipeline.store, settings.db, engine=settings.engine)
 
 
 def _progress(console: Console) -> Progress:
@@ -421,10 +428,9 @@ def explain(
     with _errors():
         settings = _settings(config, db=db, engine=engine)
         pasted = _read_input(text, file)
-        from errdex.match.explain import Explainer
 
         def run(pipeline: Pipeline) -> Explanation:
-            explainer = Explainer.for_database(pipeline.store, settings.db, engine=settings.engine)
+            explainer = _explainer(pipeline, settings)
             return explainer.explain(pasted, top=top)
 
         answer = _with_store(settings, run)
@@ -454,11 +460,10 @@ def scan(
         for path in files or []:
             if not path.is_file():
                 _fail(f"no such file: {path}", EXIT_USAGE)
-        from errdex.match.explain import Explainer
         from errdex.match.scan import Scanner
 
         def run(pipeline: Pipeline) -> tuple[ScanReport, dict[int, ErrorRecord]]:
-            explainer = Explainer.for_database(pipeline.store, settings.db, engine=settings.engine)
+            explainer = _explainer(pipeline, settings)
             console = _stderr()
             with _progress(console) as progress:
                 task = progress.add_task("scanning", total=None, path="")

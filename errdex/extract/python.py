@@ -3088,21 +3088,34 @@ class _Linker:
             return (*found, False) if found else None
         return None
 
-    def function_message(
-        self, module: str, call: Mapping[str, Any], depth: int
-    ) -> list[_Text] | None:
-        """The message a function of the source returns, bound to a call's arguments."""
+    def _called_function(
+        self, module: str, call: Mapping[str, Any], wanted: str
+    ) -> tuple[str, str, Mapping[str, Any], Any] | None:
+        """The source function a call names, if it has ``wanted`` exports, and the bound values.
+
+        Returns:
+            ``(owner module, qualified name, the function's exports, the call's values)``.
+        """
         found = self.function_of(module, call)
         if found is None:
             return None
         owner, qualname, skip = found
         function = self.modules[owner].get("functions")[qualname]
-        templates = function.get("message")
-        if not templates:
+        if not function.get(wanted):
             return None
-        params = list(function.get("params") or [])
-        params = params[_implicit(function, skip) :]
+        params = list(function.get("params") or [])[_implicit(function, skip) :]
         values, _ = self._arguments(module, call, params, function.get("defaults") or {})
+        return owner, qualname, function, values
+
+    def function_message(
+        self, module: str, call: Mapping[str, Any], depth: int
+    ) -> list[_Text] | None:
+        """The message a function of the source returns, bound to a call's arguments."""
+        bound = self._called_function(module, call, "message")
+        if bound is None:
+            return None
+        owner, qualname, function, values = bound
+        templates = function["message"]
         return [
             _Text(bind_holes(t.parts, values), t.i18n, t.defined_at, "function")
             for t in self._texts_deep(owner, templates, "function", depth)
@@ -3112,17 +3125,11 @@ class _Linker:
         self, module: str, call: Mapping[str, Any]
     ) -> list[tuple[str, _Text, str, Mapping[str, Any]]] | None:
         """What a factory ``raise make_error(...)`` returns: (class, text, factory, entry)."""
-        found = self.function_of(module, call)
-        if found is None:
+        bound = self._called_function(module, call, "returns")
+        if bound is None:
             return None
-        owner, qualname, skip = found
-        function = self.modules[owner].get("functions")[qualname]
-        returns = function.get("returns")
-        if not returns:
-            return None
-        params = list(function.get("params") or [])
-        params = params[_implicit(function, skip) :]
-        values, _ = self._arguments(module, call, params, function.get("defaults") or {})
+        owner, qualname, function, values = bound
+        returns = function["returns"]
         results: list[tuple[str, _Text, str, Mapping[str, Any]]] = []
         for entry in returns:
             texts: list[_Text] | None = None
