@@ -117,3 +117,41 @@ def seed_fixture_source(seed_record: dict[str, Any]) -> str:
     body = seed_record["sourceCode"].split("\n")
     tail = ["    return probs.gather(1, scores.argmax(dim=1, keepdim=True))", ""]
     return "\n".join(head + body + tail)
+
+
+SEED_PHASES = ("draft_decode", "draft_extend", "target_verify")
+"""The phases the seed site's code accepts (its three ``if phase == …: return`` branches)."""
+
+
+def seed_site_facts(**changes: Any) -> Any:
+    """The seed site's code facts as its code reads (three comparisons, then the raise)."""
+    from errdex.models import CodeFacts, Guard, Parameter
+
+    facts = CodeFacts(
+        function="resolve_num_tokens_per_req",
+        signature=(
+            "resolve_num_tokens_per_req(spec_algorithm, phase, num_draft_tokens=None, "
+            "is_draft_worker=False)"
+        ),
+        parameters=[
+            Parameter(name="spec_algorithm"),
+            Parameter(name="phase"),
+            Parameter(name="num_draft_tokens", default="None"),
+            Parameter(name="is_draft_worker", default="False"),
+        ],
+        guards=[
+            Guard(
+                kind="comparison",
+                text=f'phase == "{value}"',
+                subject="phase",
+                values=[f'"{value}"'],
+                leads_to_site=False,
+                line=line,
+            )
+            for value, line in zip(SEED_PHASES, (114, 116, 118), strict=True)
+        ],
+        subject="phase",
+        accepted_values=[repr(value) for value in SEED_PHASES],
+        exception_bases=["Exception"],
+    )
+    return facts.model_copy(update=changes)

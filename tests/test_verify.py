@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conftest import SEED_PHASES, seed_site_facts
 
 from errdex.analyze.verify import (
     Verdict,
@@ -16,39 +17,12 @@ from errdex.analyze.verify import (
 from errdex.analyze.writer import enrich_offline
 from errdex.models import CodeFacts, ErrorRecord, Guard, Parameter
 
-ACCEPTED = ("draft_decode", "draft_extend", "target_verify")
+ACCEPTED = SEED_PHASES
 
 
 def seed_facts(**changes: Any) -> CodeFacts:
     """The seed site's facts, as its code reads (three comparisons, then the raise)."""
-    facts = CodeFacts(
-        function="resolve_num_tokens_per_req",
-        signature=(
-            "resolve_num_tokens_per_req(spec_algorithm, phase, num_draft_tokens=None, "
-            "is_draft_worker=False)"
-        ),
-        parameters=[
-            Parameter(name="spec_algorithm"),
-            Parameter(name="phase"),
-            Parameter(name="num_draft_tokens", default="None"),
-            Parameter(name="is_draft_worker", default="False"),
-        ],
-        guards=[
-            Guard(
-                kind="comparison",
-                text=f'phase == "{value}"',
-                subject="phase",
-                values=[f'"{value}"'],
-                leads_to_site=False,
-                line=line,
-            )
-            for value, line in zip(ACCEPTED, (114, 116, 118), strict=True)
-        ],
-        subject="phase",
-        accepted_values=[f'"{value}"' for value in ACCEPTED],
-        exception_bases=["Exception"],
-    )
-    return facts.model_copy(update=changes)
+    return seed_site_facts(**{"accepted_values": [f'"{v}"' for v in ACCEPTED], **changes})
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pytest
-from conftest import seed_fixture_source
+from conftest import seed_fixture_source, seed_site_facts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,7 +23,6 @@ from errdex.models import (
     HandlingStrategy,
     Location,
     MessageTemplate,
-    Parameter,
     Severity,
     SiteKind,
     TemplatePart,
@@ -47,33 +46,7 @@ NARRATIVE_FIELDS = (
 
 def seed_facts(*, with_accepted: bool = True) -> CodeFacts:
     """The facts of the seed's site, as they read in its code (lines 114–124)."""
-    return CodeFacts(
-        function="resolve_num_tokens_per_req",
-        signature=(
-            "resolve_num_tokens_per_req(spec_algorithm, phase, num_draft_tokens=None, "
-            "is_draft_worker=False)"
-        ),
-        parameters=[
-            Parameter(name="spec_algorithm"),
-            Parameter(name="phase"),
-            Parameter(name="num_draft_tokens", default="None"),
-            Parameter(name="is_draft_worker", default="False"),
-        ],
-        guards=[
-            Guard(
-                kind="comparison",
-                text=f'phase == "{value}"',
-                subject="phase",
-                values=[f'"{value}"'],
-                leads_to_site=False,
-                line=line,
-            )
-            for value, line in zip(ACCEPTED, (114, 116, 118), strict=True)
-        ],
-        subject="phase",
-        accepted_values=[repr(value) for value in ACCEPTED] if with_accepted else [],
-        exception_bases=["Exception"],
-    )
+    return seed_site_facts() if with_accepted else seed_site_facts(accepted_values=[])
 
 
 @pytest.fixture
