@@ -193,13 +193,29 @@ def mine(
             show_default=False,
         ),
     ] = None,
+    language: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--language",
+            "-l",
+            help="Mine only this language (repeat for several) [env ERRDEX_LANGUAGES].",
+            show_default=False,
+        ),
+    ] = None,
     db: DbOption = None,
     config: ConfigOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Mine the error sites of sources into the store (replacing their previous records)."""
     with _errors():
-        settings = _settings(config, db=db, jobs=jobs, include_tests=include_tests, strict=strict)
+        settings = _settings(
+            config,
+            db=db,
+            jobs=jobs,
+            include_tests=include_tests,
+            strict=strict,
+            languages=language or None,
+        )
         if not sources and not installed:
             _fail("name at least one SOURCE, or use --installed", EXIT_USAGE)
         if installed and (repo or rev):
@@ -639,23 +655,80 @@ def serve(
     port: Annotated[
         int, typer.Option("--port", min=0, max=65535, help="Port to listen on.")
     ] = 8000,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            min=1,
+            max=64,
+            help="Worker processes; each loads the matcher index from its cache.",
+        ),
+    ] = 1,
+    allow_ingest: Annotated[
+        bool,
+        typer.Option("--allow-ingest", help="Accept records on POST /api/ingest (needs a token)."),
+    ] = False,
+    ingest_token: Annotated[
+        str | None,
+        typer.Option(
+            "--ingest-token",
+            envvar="ERRDEX_INGEST_TOKEN",
+            show_envvar=False,
+            help="The bearer token of POST /api/ingest, at least 16 characters"
+            " [env ERRDEX_INGEST_TOKEN].",
+            show_default=False,
+        ),
+    ] = None,
+    access_log: Annotated[
+        bool, typer.Option("--access-log/--no-access-log", help="Log every request.")
+    ] = True,
     db: DbOption = None,
     config: ConfigOption = None,
 ) -> None:
     """Serve the web UI and the JSON API (needs errdex[web]) until interrupted."""
     with _errors():
         settings = _settings(config, db=db)
+        token = None
+        if allow_ingest:
+            token = ingest_token or ""
+            if len(token) < 16:
+                _fail(
+                    "--allow-ingest needs a token of at least 16 characters:"
+                    " set ERRDEX_INGEST_TOKEN (or --ingest-token)",
+                    EXIT_USAGE,
+                )
         try:
             import uvicorn
 
-            from errdex.web import create_app
+            from errdex.web import WebOptions, create_app
+            from errdex.web.worker import WORKER_ENV, WORKER_FACTORY, worker_environment
         except ImportError as exc:
             from errdex.errors import MissingDependencyError
 
             raise MissingDependencyError("errdex serve", extra="web") from exc
+        options = WebOptions(ingest_token=token)
         with SQLiteStore(settings.db) as store:
-            _stderr().print(f"errdex: serving {settings.db} on http://{host}:{port}")
-            uvicorn.run(create_app(settings, store), host=host, port=port, log_level="info")
+            # Built (or loaded) once here, so that each worker only loads the cached file.
+            Explainer.for_database(store, settings.db, engine=settings.engine)
+            ingest = " (ingest on)" if token is not None else ""
+            _stderr().print(
+                f"errdex: serving {settings.db} on http://{host}:{port}"
+                f" with {workers} worker(s){ingest}"
+            )
+            if workers == 1:
+                app_ = create_app(settings, store, options=options)
+                uvicorn.run(app_, host=host, port=port, log_level="info", access_log=access_log)
+                return
+        os.environ[WORKER_ENV] = worker_environment(settings, options)
+        uvicorn.run(
+            WORKER_FACTORY,
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_level="info",
+            access_log=access_log,
+        )
 
 
 @app.command()

@@ -237,6 +237,8 @@ class RaiseSite(_Model):
         arguments: For ``raise`` of a call, how many arguments the call passes (``raise X()``
             is 0); None for other statements and for ``raise X``.
         facts: What the code around the site says (see :class:`CodeFacts`).
+        context: What the classifier needs of the code around the site (Python sites).
+        language: The source language (``python``, ``javascript``, ``go`` …).
     """
 
     path: str
@@ -263,6 +265,8 @@ class RaiseSite(_Model):
     factory: str | None = None
     arguments: int | None = None
     facts: CodeFacts | None = None
+    context: SiteContext | None = None
+    language: str = "python"
 
 
 class FileResult(_Model):
@@ -319,6 +323,28 @@ class Guard(_Model):
     values: list[str] = Field(default_factory=list)
     leads_to_site: bool = True
     line: int = 0
+
+
+class SiteContext(_Model):
+    """What the extractor saw around a site that the classifier needs beyond the code facts.
+
+    Computed from the real tree while extracting, so that classification never re-parses the
+    site's snippet. Not part of a record.
+
+    Attributes:
+        caught: The bare class names the ``except`` clause holding the site catches
+            (``BaseException`` for a bare ``except:``); empty outside one.
+        except_line: That clause's line (0 outside one).
+        try_catches: The bare class names caught, and not raised again, by the innermost
+            ``try`` whose body holds the site.
+        assigned: Names the guards test that the enclosing function (or module) assigns
+            itself before the site, parameters excluded.
+    """
+
+    caught: tuple[str, ...] = ()
+    except_line: int = 0
+    try_catches: tuple[str, ...] = ()
+    assigned: tuple[str, ...] = ()
 
 
 class CodeFacts(_Model):
@@ -576,6 +602,7 @@ class RunReport(_Model):
         files: Files read and parsed.
         skipped: Files left out on purpose (not Python, tests, symlinks).
         sites: Sites found, by :class:`SiteKind` value.
+        languages: Sites found, by language.
         forms: Sites found, by message form.
         opaque: Sites whose message is not a template.
         records: Records written.
@@ -589,6 +616,7 @@ class RunReport(_Model):
     files: int = 0
     skipped: int = 0
     sites: dict[str, int] = Field(default_factory=dict)
+    languages: dict[str, int] = Field(default_factory=dict)
     forms: dict[str, int] = Field(default_factory=dict)
     opaque: int = 0
     records: int = 0

@@ -67,7 +67,18 @@ class ImportReport:
 def mine_file(
     extractor: Extractor | None, file: SourceFile, *, strict: bool
 ) -> tuple[FileResult | None, Problem | None]:
-    """Mine one file, turning its failure into a problem.
+    """Mine one file, turning its failure into a problem (see :func:`mine_file_json`)."""
+    mined, problem = mine_file_json(extractor, file, strict=strict)
+    return (mined[0] if mined is not None else None), problem
+
+
+def mine_file_json(
+    extractor: Extractor | None, file: SourceFile, *, strict: bool
+) -> tuple[tuple[FileResult, str] | None, Problem | None]:
+    """Mine one file, turning its failure into a problem; give the result with its JSON.
+
+    The JSON is what the store caches for the next run, and what worker processes send back
+    (a string pickles far faster than the models).
 
     Args:
         extractor: The language's extractor (unused for a file without data).
@@ -75,7 +86,7 @@ def mine_file(
         strict: Raise instead of returning a problem.
 
     Returns:
-        The file's result or, when it could not be mined, the problem.
+        The file's result and its JSON or, when it could not be mined, the problem.
 
     Raises:
         ExtractionError: Only when ``strict``.
@@ -111,27 +122,33 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def _encodable(result: FileResult) -> FileResult:
-    """Make a result storable: a string constant may hold a lone surrogate (U+D800).
+def _encodable(result: FileResult) -> tuple[FileResult, str]:
+    """Make a result storable, and return it with its JSON.
 
-    UTF-8 cannot encode those, so they are written as their backslash escape instead.
+    A string constant may hold a lone surrogate (U+D800), which UTF-8 cannot encode: such
+    strings are written as their backslash escape instead.
     """
     try:
-        result.model_dump_json()
+        return result, result.model_dump_json()
     except PydanticSerializationError:
-        return FileResult.model_validate(_clean(result.model_dump()))
-    return result
+        result = FileResult.model_validate(_clean(result.model_dump()))
+        return result, result.model_dump_json()
 
 
 def _extract_chunk(
-    window: int, strict: bool, files: list[SourceFile]
-) -> list[tuple[FileResult | None, Problem | None]]:
-    """Worker-process entry point: mine a batch of files with fresh extractors."""
-    chosen = extractors(window=window)
-    return [
-        mine_file(next(e for e in chosen if f.path.endswith(e.suffixes)), f, strict=strict)
-        for f in files
-    ]
+    window: int, languages: tuple[str, ...], strict: bool, files: list[SourceFile]
+) -> list[tuple[str | None, Problem | None]]:
+    """Worker-process entry point: mine a batch of files with fresh extractors.
+
+    Each result comes back as its JSON, which the parent parses and caches as it is.
+    """
+    chosen = extractors(window=window, languages=languages)
+    batch: list[tuple[str | None, Problem | None]] = []
+    for file in files:
+        extractor = next(e for e in chosen if file.path.endswith(e.suffixes))
+        mined, problem = mine_file_json(extractor, file, strict=strict)
+        batch.append((mined[1] if mined is not None else None, problem))
+    return batch
 
 
 _CHUNK = 16
@@ -148,7 +165,7 @@ class Pipeline:
     def __init__(self, settings: Settings, store: RecordStore) -> None:
         self.settings = settings
         self.store = store
-        self._extractors = extractors(window=settings.window)
+        self._extractors = extractors(window=settings.window, languages=settings.languages)
         self._wanted = tuple(suffix for e in self._extractors for suffix in e.suffixes)
 
     def open(self, spec: str, *, repo: str | None = None, revision: str | None = None) -> Source:
@@ -206,15 +223,15 @@ class Pipeline:
         run_id = self.store.begin_run(info)
         cached = self.store.cached_results(info.key)
         order: list[str] = []
-        results: dict[str, tuple[Extractor, FileResult]] = {}
+        results: dict[str, tuple[Extractor, FileResult, str]] = {}
         problems: list[Problem] = []
         pending: list[SourceFile] = []
         hits: dict[str, str] = {}
         reused = 0
 
-        def done(path: str, result: FileResult | None, problem: Problem | None) -> None:
-            if result is not None:
-                results[path] = (self._pick(path), result)
+        def done(path: str, mined: tuple[FileResult, str] | None, problem: Problem | None) -> None:
+            if mined is not None:
+                results[path] = (self._pick(path), *mined)
             if problem is not None:
                 problems.append(problem)
             if progress is not None:
@@ -228,7 +245,7 @@ class Pipeline:
             order.append(file.path)
             if file.data is None:
                 # Unreadable or refused (too large, unsafe archive entry): no extractor needed.
-                done(file.path, *mine_file(None, file, strict=self.settings.strict))
+                done(file.path, *mine_file_json(None, file, strict=self.settings.strict))
                 continue
             hit = cached.get(file.path)
             if hit is not None:
@@ -262,17 +279,18 @@ class Pipeline:
             return report
         for path, payload in hits.items():
             reused += 1
-            done(path, FileResult.model_validate_json(payload), None)
+            done(path, (FileResult.model_validate_json(payload), payload), None)
 
-        for file, (result, problem) in zip(pending, self._extract(pending), strict=True):
-            done(file.path, result, problem)
+        for file, (mined, problem) in zip(pending, self._extract(pending), strict=True):
+            done(file.path, mined, problem)
 
         ordered = [results[path] for path in order if path in results]
-        sites = self._link(ordered)
+        sites = self._link([(extractor, result) for extractor, result, _ in ordered])
         report = RunReport(
             source=info,
             files=len(order),
             sites=dict(Counter(site.kind.value for site in sites)),
+            languages=dict(Counter(site.language for site in sites)),
             forms=dict(Counter(site.form for site in sites)),
             opaque=sum(1 for site in sites if site.template.is_opaque),
             records=len(sites),
@@ -288,7 +306,10 @@ class Pipeline:
             report=report,
             dataset_version=mined_at,
             run_id=run_id,
-            files=[(self._tag(extractor), result) for extractor, result in ordered],
+            files=[
+                (self._tag(extractor), result.path, result.digest, payload)
+                for extractor, result, payload in ordered
+            ],
         )
         return report
 
@@ -297,23 +318,28 @@ class Pipeline:
 
     def _extract(
         self, files: list[SourceFile]
-    ) -> Iterator[tuple[FileResult | None, Problem | None]]:
+    ) -> Iterator[tuple[tuple[FileResult, str] | None, Problem | None]]:
         """Extract files in this process, or in ``settings.jobs`` worker processes."""
         strict = self.settings.strict
         if self.settings.jobs <= 1 or len(files) < 2 * _CHUNK:
             for file in files:
-                yield mine_file(self._pick(file.path), file, strict=strict)
+                yield mine_file_json(self._pick(file.path), file, strict=strict)
             return
         chunks = [files[i : i + _CHUNK] for i in range(0, len(files), _CHUNK)]
         with ProcessPoolExecutor(max_workers=self.settings.jobs) as pool:
             batches = pool.map(
                 _extract_chunk,
                 [self.settings.window] * len(chunks),
+                [self.settings.languages] * len(chunks),
                 [strict] * len(chunks),
                 chunks,
             )
             for batch in batches:
-                yield from batch
+                for payload, problem in batch:
+                    mined = None
+                    if payload is not None:
+                        mined = FileResult.model_validate_json(payload), payload
+                    yield mined, problem
 
     def _link(self, ordered: list[tuple[Extractor, FileResult]]) -> list[RaiseSite]:
         by_language: dict[str, list[FileResult]] = {}
@@ -430,8 +456,8 @@ class Pipeline:
     def import_files(self, paths: Sequence[Path]) -> ImportReport:
         """Import seed or errdex JSONL files (``.gz`` too), format detected per line.
 
-        Records are filed under one source per repo (key ``import:REPO``) and replace records
-        with the same id there. Each file is validated completely before anything is written.
+        Records are filed as :meth:`import_records` files them. Each file is validated
+        completely before anything of it is written.
 
         Args:
             paths: The files.
@@ -444,31 +470,57 @@ class Pipeline:
         """
         report = ImportReport()
         for path in paths:
-            by_repo: dict[str, list[RecordEnvelope]] = {}
-            for envelope, flavour in read_jsonl(path):
-                by_repo.setdefault(envelope.record.repo, []).append(envelope)
-                report.formats[flavour.value] += 1
-            for repo, envelopes in by_repo.items():
-                # Imported prose is the dataset's: mark it so the writers leave it alone.
-                envelopes = [
-                    e
-                    if e.record.writer
-                    else e.model_copy(
-                        update={"record": e.record.model_copy(update={"writer": "import"})}
-                    )
-                    for e in envelopes
-                ]
-                info = SourceInfo(
-                    key=f"import:{repo}",
-                    repo=repo,
-                    kind="import",
-                    location=str(path),
-                    mined_at=utc_now(),
-                )
-                written = self.store.upsert_records(info, envelopes)
-                report.records += written
-                report.repos[repo] += written
+            self.import_records(read_jsonl(path), location=str(path), report=report)
             report.files += 1
+        return report
+
+    def import_records(
+        self,
+        lines: Iterable[tuple[RecordEnvelope, RecordFormat]],
+        *,
+        location: str,
+        report: ImportReport | None = None,
+    ) -> ImportReport:
+        """Write parsed JSONL records, filed under one source per repo (key ``import:REPO``).
+
+        Records replace records with the same id there. ``lines`` is read to its end before
+        anything is written, so an error it raises writes nothing. Shared by ``errdex import``
+        and the web's ``POST /api/ingest``.
+
+        Args:
+            lines: Each envelope with the format its line was in (as
+                :func:`~errdex.store.jsonl.read_jsonl` yields them).
+            location: Where the records came from (the file), kept on their source.
+            report: Add the counts to this report; a new one when None.
+
+        Returns:
+            The report, with the lines by format and the records written by repo added.
+        """
+        report = report if report is not None else ImportReport()
+        by_repo: dict[str, list[RecordEnvelope]] = {}
+        for envelope, flavour in lines:
+            by_repo.setdefault(envelope.record.repo, []).append(envelope)
+            report.formats[flavour.value] += 1
+        for repo, envelopes in by_repo.items():
+            # Imported prose is the dataset's: mark it so the writers leave it alone.
+            envelopes = [
+                e
+                if e.record.writer
+                else e.model_copy(
+                    update={"record": e.record.model_copy(update={"writer": "import"})}
+                )
+                for e in envelopes
+            ]
+            info = SourceInfo(
+                key=f"import:{repo}",
+                repo=repo,
+                kind="import",
+                location=location,
+                mined_at=utc_now(),
+            )
+            written = self.store.upsert_records(info, envelopes)
+            report.records += written
+            report.repos[repo] += written
         return report
 
     def export(self, handle: IO[str], *, flavour: RecordFormat, repo: str | None = None) -> int:

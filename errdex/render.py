@@ -170,9 +170,10 @@ def settings_table(resolved: ResolvedSettings) -> RenderableType:
         table.add_column(column, overflow="fold")
     values = resolved.settings.model_dump()
     for setting in SETTINGS:
+        value = values[setting.name]
         table.add_row(
             setting.name,
-            str(values[setting.name]),
+            ",".join(value) if isinstance(value, tuple) else str(value),
             resolved.origins[setting.name],
             setting.env,
             setting.help,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from errdex.errors import SettingsError
 
@@ -78,6 +78,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("window", "Lines of source kept on each side of a site (sourceCode)."),
     Setting("jobs", "Worker processes used to mine one source."),
     Setting("include_tests", "Also mine test files (tests/, test_*.py, conftest.py)."),
+    Setting(
+        "languages",
+        "Languages to mine, comma-separated (python, javascript, typescript, go, rust, java);"
+        " empty mines them all.",
+    ),
     Setting("strict", "Raise on the first file that cannot be mined instead of reporting it."),
     Setting(
         "engine", "Prefilter engine of the matcher: aho-corasick, or hyperscan (errdex[fast])."
@@ -112,6 +117,7 @@ class Settings(BaseModel):
         window: Lines of context on each side of a site.
         jobs: Worker processes used to mine one source.
         include_tests: Whether test files are mined.
+        languages: The languages mined; empty for every language errdex reads.
         strict: Whether a per-file problem raises instead of being reported.
         engine: The matcher's prefilter engine.
         llm_base_url: Base URL of the OpenAI-compatible API (``.../v1``); None disables the
@@ -134,6 +140,7 @@ class Settings(BaseModel):
     window: int = Field(default=18, ge=0, le=1000)
     jobs: int = Field(default=1, ge=1, le=256)
     include_tests: bool = False
+    languages: tuple[str, ...] = ()
     strict: bool = False
     engine: Literal["aho-corasick", "hyperscan"] = "aho-corasick"
     llm_base_url: str | None = None
@@ -143,6 +150,21 @@ class Settings(BaseModel):
     llm_timeout: float = Field(default=120.0, gt=0)
     llm_max_retries: int = Field(default=4, ge=0, le=20)
     llm_max_tokens: int = Field(default=2048, ge=1)
+
+    @field_validator("languages", mode="before")
+    @classmethod
+    def _split_languages(cls, value: Any) -> Any:
+        """Read ``python,go`` (environment, config) as well as a list; check each name."""
+        if isinstance(value, str):
+            value = [part for part in value.replace(" ", ",").split(",") if part]
+        if isinstance(value, (list, tuple)):
+            from errdex.extract import LANGUAGES
+
+            unknown = [name for name in value if name not in LANGUAGES]
+            if unknown:
+                raise ValueError(f"unknown language {unknown[0]!r} (known: {', '.join(LANGUAGES)})")
+            return tuple(dict.fromkeys(value))
+        return value
 
 
 @dataclass(frozen=True)

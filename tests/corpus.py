@@ -71,3 +71,66 @@ def unpacked_wheel(name: str, version: str) -> Path:
                 archive.extract(member, target)
         marker.write_text("ok")
     return target
+
+
+def _run_download(command: list[str], cwd: Path, what: str) -> None:
+    """Run a download command in ``cwd``; a failure is a test error naming ``what``."""
+    try:
+        result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        pytest.fail(f"cannot download {what}: {exc}", pytrace=False)
+    if result.returncode != 0:
+        pytest.fail(
+            f"cannot download {what} ({command[0]} exit {result.returncode}): "
+            f"{(result.stderr or result.stdout).strip()[-500:]}",
+            pytrace=False,
+        )
+
+
+def _unpack_tar(archive: Path, target: Path) -> None:
+    import tarfile
+
+    with tarfile.open(archive) as tar:
+        tar.extractall(target, filter="data")
+
+
+def npm_package(name: str, version: str) -> Path:
+    """Return the unpacked ``npm pack`` of ``name@version`` (cached): its ``package/`` folder."""
+    target = cache_root() / "npm" / f"{name.replace('/', '+')}-{version}"
+    marker = target / ".complete"
+    if not marker.exists():
+        target.mkdir(parents=True, exist_ok=True)
+        _run_download(
+            ["npm", "pack", f"{name}@{version}", "--silent", "--pack-destination", str(target)],
+            target,
+            f"{name}@{version} from the npm registry",
+        )
+        archives = sorted(target.glob("*.tgz"))
+        if not archives:
+            pytest.fail(f"npm pack {name}@{version} wrote no archive", pytrace=False)
+        _unpack_tar(archives[0], target)
+        marker.write_text("ok")
+    return target / "package"
+
+
+def debian_package(name: str, version: str) -> Path:
+    """Return the unpacked Debian package ``name=version`` (cached): the root of its files.
+
+    ``golang-*-dev`` packages ship Go source under ``usr/share/gocode/src``, ``librust-*-dev``
+    ones Rust crates under ``usr/share/cargo/registry``.
+    """
+    target = cache_root() / "debian" / f"{name}-{version}"
+    marker = target / ".complete"
+    if not marker.exists():
+        target.mkdir(parents=True, exist_ok=True)
+        _run_download(
+            ["apt-get", "download", f"{name}={version}"],
+            target,
+            f"{name}={version} from Debian (is `apt-get update` done?)",
+        )
+        debs = sorted(target.glob("*.deb"))
+        if not debs:
+            pytest.fail(f"apt-get download {name}={version} wrote no .deb", pytrace=False)
+        _run_download(["dpkg-deb", "-x", str(debs[0]), "root"], target, f"unpacking {debs[0]}")
+        marker.write_text("ok")
+    return target / "root"

@@ -339,3 +339,49 @@ def test_mine_installed_mines_every_distribution_of_the_environment(cli):
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert len(report["sources"]) > 20 and report["records"] > 1000
+
+
+def test_languages_are_detected_by_extension_and_limited_by_flag(cli, tmp_path):
+    src = tmp_path / "poly"
+    (src / "pkg").mkdir(parents=True)
+    (src / "pkg" / "a.py").write_text('raise ValueError(f"bad mode {mode}")\n')
+    (src / "pkg" / "b.go").write_text(
+        'package pkg\n\nimport "fmt"\n\nfunc F(n int) error {\n'
+        '\treturn fmt.Errorf("bad count %d", n)\n}\n'
+    )
+    (src / "pkg" / "c.js").write_text("function f(x) {\n  throw new TypeError(`bad ${x}`);\n}\n")
+    (src / "pkg" / "d.ts").write_text(
+        "export function g(x: string): never {\n  throw new RangeError('too far: ' + x);\n}\n"
+    )
+    (src / "pkg" / "e.rs").write_text('fn h(n: u8) {\n    panic!("too big: {}", n);\n}\n')
+    (src / "pkg" / "F.java").write_text(
+        'class F {\n  void k(int n) {\n    throw new IllegalStateException("state " + n);\n  }\n}\n'
+    )
+    # Generated and test files of the other languages are left out, as Python's are.
+    (src / "pkg" / "bundle.min.js").write_text('throw new Error("minified");\n')
+    (src / "pkg" / "c.test.js").write_text('throw new Error("a test");\n')
+    (src / "pkg" / "b_test.go").write_text('package pkg\n\nvar e = errors.New("a test")\n')
+    report = json.loads(cli("mine", str(src), "--json").output)
+    assert report["sources"][0]["languages"] == {
+        "python": 1,
+        "go": 1,
+        "javascript": 1,
+        "typescript": 1,
+        "rust": 1,
+        "java": 1,
+    }
+    found = {(r["language"], r["errorClass"], r["errorMessage"]) for r in records_of(cli)}
+    assert found == {
+        ("python", "ValueError", "bad mode {mode}"),
+        ("go", "fmt.Errorf", "bad count {n}"),
+        ("javascript", "TypeError", "bad {x}"),
+        ("typescript", "RangeError", "too far: {x}"),
+        ("rust", "panic", "too big: {n}"),
+        ("java", "IllegalStateException", "state {n}"),
+    }
+    report = json.loads(cli("mine", str(src), "--language", "go", "-l", "rust", "--json").output)
+    assert report["sources"][0]["languages"] == {"go": 1, "rust": 1}
+    assert {r["language"] for r in records_of(cli)} == {"go", "rust"}
+    bad = cli("mine", str(src), "--language", "cobol")
+    assert bad.exit_code == 2
+    assert "unknown language 'cobol'" in bad.output

@@ -121,3 +121,19 @@ def test_any_words_search_ranks_partial_matches(tmp_path):
         fill(store, 3)
         assert store.search(SearchQuery(text="message nothing"))[1] == 0
         assert len(store.search_rowids(SearchQuery(text="message nothing", any_words=True))) == 3
+
+
+def test_any_word_search_ranks_by_the_rare_words_only(tmp_path, monkeypatch):
+    import errdex.store.sqlite as sqlite_module
+
+    monkeypatch.setattr(sqlite_module, "MAX_WORD_RECORDS", 5)
+    with SQLiteStore(tmp_path / "s.sqlite3") as store:
+        fill(store, 12, word="common")  # "common message N": two words every record holds
+        (rowid,) = store.search_rowids(SearchQuery(text="message 7"))
+        # The common words are dropped, the rare one decides; nothing common alone is searched.
+        found = store.search_rowids(
+            SearchQuery(text="common message 7 zzz", any_words=True, limit=3)
+        )
+        assert found == [rowid]
+        assert store.search_rowids(SearchQuery(text="common message", any_words=True)) == []
+        assert store.search_rowids(SearchQuery(text="common message")) != []

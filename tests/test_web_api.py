@@ -233,3 +233,57 @@ def test_the_index_follows_store_writes(tmp_path, seed_text):
 def test_hostile_record_is_served_as_data(client):
     body = client.get(f"/api/records/{HOSTILE_ID}").json()
     assert body["record"]["githubUrl"] == "javascript:alert(7)"  # data, never a link
+
+
+def test_concurrent_requests_share_a_bounded_pool(web_db, web_store):
+    import anyio
+    import httpx
+
+    app = make_app(web_db, web_store, concurrency=3)
+
+    async def burst() -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+            responses: list[httpx.Response] = []
+
+            async def one(path: str) -> None:
+                if path == "/api/explain":
+                    responses.append(await c.post(path, json={"text": SEED_TRACEBACK}))
+                else:
+                    responses.append(await c.get(path))
+
+            async with anyio.create_task_group() as group:
+                for number in range(24):
+                    group.start_soon(
+                        one, ("/api/explain", "/api/records?q=alert", "/healthz")[number % 3]
+                    )
+            return responses
+
+    responses = anyio.run(burst)
+    assert [r.status_code for r in responses] == [200] * 24
+    assert all(r.json()["found"] for r in responses if "matches" in r.json())
+    services = app.state.services
+    assert 1 <= len(services._opened) <= 3
+    services.close()
+    assert not services._opened
+
+
+def test_worker_app_serves_as_the_serve_command_configured(web_db, monkeypatch):
+    from errdex.errors import UsageError
+    from errdex.settings import Settings
+    from errdex.web import WebOptions
+    from errdex.web.worker import WORKER_ENV, worker_app, worker_environment
+
+    with pytest.raises(UsageError):
+        worker_app()
+    settings = Settings(db=web_db, llm_api_key="secret-key")
+    options = WebOptions(max_top=3, ingest_token="t" * 16)
+    value = worker_environment(settings, options)
+    assert "secret-key" not in value
+    monkeypatch.setenv(WORKER_ENV, value)
+    app = worker_app()
+    assert app.state.services.options == options
+    assert app.state.services.settings.db == web_db
+    answer = Client(app).post("/api/explain", json={"text": SEED_TRACEBACK, "top": 50}).json()
+    assert answer["found"] is True
+    app.state.services.store.close()

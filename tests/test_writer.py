@@ -713,3 +713,44 @@ def test_every_code_field_parses_and_verifies(record: ErrorRecord) -> None:
         assert getattr(narrative, field).strip()
     assert narrative.solutions and narrative.prevention_tips
     assert verify(record.model_copy(update=dict(narrative))) == []
+
+
+# -- other languages ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("language", "error_class", "verb", "handler"),
+    [
+        ("javascript", "TypeError", "throws `TypeError`", "instanceof TypeError"),
+        ("typescript", "Error", "throws `Error`", "catch (error)"),
+        ("java", "IllegalStateException", "throws `IllegalStateException`", "catch (Illegal"),
+        ("go", "ErrNotFound", "returns an error (`ErrNotFound`)", "errors.Is(err, ErrNotFound)"),
+        ("go", "panic", "panics (`panic`)", None),
+        ("rust", "anyhow", "returns an error (`anyhow`)", "Err(error)"),
+    ],
+)
+def test_other_languages_get_their_own_verbs_and_handling_and_no_python(
+    language: str, error_class: str, verb: str, handler: str | None
+) -> None:
+    record = make_record(
+        "unknown flag: {name}",
+        error_class=error_class,
+        function="parseFlags",
+        language=language,
+        file_path="src/flags.x",
+    )
+    narrative = write_offline(record)
+    assert narrative.documentation.startswith(f"`parseFlags` {verb} with the message")
+    assert "raise" not in " ".join([narrative.documentation, *narrative.solutions])
+    # The Python-only code fields are left out; the handling pattern is in the language.
+    assert narrative.validation_code is None
+    assert narrative.type_guard is None
+    assert narrative.example_fix == ""
+    if handler is None:
+        assert narrative.try_catch_pattern is None  # a panic reaches no caller
+    else:
+        assert narrative.try_catch_pattern is not None
+        assert handler in narrative.try_catch_pattern
+        assert "except" not in narrative.try_catch_pattern
+    # The verifier does not read another language's code as Python.
+    assert verify(record.model_copy(update=dict(narrative))) == []

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import ast
 import errno
+import functools
 import re
 from dataclasses import dataclass, field, replace
 from http import HTTPStatus
@@ -286,6 +287,7 @@ def _camel_words(name: str) -> list[str]:
     return [word.lower() for word in _CAMEL.findall(name)]
 
 
+@functools.lru_cache(maxsize=16384)
 def _short(name: str) -> str:
     """The class a dotted name stands for.
 
@@ -311,6 +313,7 @@ _HTTP_PHRASES = tuple(
 )
 
 
+@functools.lru_cache(maxsize=16384)
 def _http_status_of(name: str) -> int | None:
     """The HTTP status a class name implies: ``Http404``, ``NotFound``, ``BadRequestKeyError``."""
     match = re.fullmatch(r"(?:Http|HTTP)(\d{3})(?:Error|Exception)?", name)
@@ -640,6 +643,7 @@ _WEAK_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+@functools.lru_cache(maxsize=16384)
 def _wording(text: str) -> tuple[str, ErrorType | None] | None:
     """Apply the wording rules to a message's literal text: (root cause, category or None)."""
     for _, pattern, background, kind in _WORDING:
@@ -667,7 +671,8 @@ class _Context:
             the site.
         statement: The site's statement as source text.
         except_line: The line of the ``except`` clause the site is in (0 when not in one).
-        parameters: The enclosing function's parameter names.
+        parameters: The enclosing function's parameter names (read from the snippet).
+        facts: The site's code facts (their parameters count as parameters too).
         assigned: Names assigned in the enclosing code before the site.
     """
 
@@ -678,6 +683,7 @@ class _Context:
     statement: str = ""
     except_line: int = 0
     parameters: set[str] = field(default_factory=set)
+    facts: CodeFacts | None = None
     assigned: set[str] = field(default_factory=set)
     tree: ast.Module | None = None
     line: int = 0
@@ -870,15 +876,40 @@ def _local_context(site: RaiseSite) -> _Context:
     return context
 
 
+def _statement(site: RaiseSite) -> str:
+    """The site's statement as written (its lines of ``sourceCode``)."""
+    lines = site.source_code.split("\n")
+    first = site.line - site.source_code_start
+    return "\n".join(
+        lines[max(first, 0) : max(site.end_line, site.line) - site.source_code_start + 1]
+    )
+
+
 def _context(site: RaiseSite) -> _Context:
-    """The code around the site: the code facts when the extractor gave them, else the snippet.
+    """The code around the site: what the extractor saw, else what its snippet shows.
 
     The facts list guards outermost first; the classifier wants them innermost first, only
     the ``assert``'s own test for an ``assert``, and only those inside the ``except`` clause
     the site is in.
     """
-    context = _local_context(site)
     facts = site.facts
+    seen = site.context
+    if site.language != "python":
+        # Another language's snippet is not Python: only its facts (if any) can tell.
+        context = _Context(statement=_statement(site), walked=True)
+    elif facts is not None and seen is not None:
+        # The extractor walked the real tree: nothing to re-parse.
+        context = _Context(
+            in_except=bool(seen.caught),
+            caught=list(seen.caught),
+            try_catches=list(seen.try_catches),
+            statement=_statement(site),
+            except_line=seen.except_line,
+            assigned=set(seen.assigned),
+            walked=True,
+        )
+    else:
+        context = _local_context(site)
     if facts is None:
         return context
     guards = list(reversed(facts.guards))
@@ -891,7 +922,7 @@ def _context(site: RaiseSite) -> _Context:
     if facts.in_except and not context.in_except:
         context.in_except = True
         context.caught = list(facts.caught)
-    context.parameters |= {parameter.name.lstrip("*") for parameter in facts.parameters}
+    context.facts = facts
     return context
 
 
@@ -1020,19 +1051,23 @@ def _main_leaf(leaves: list[_Leaf]) -> _Leaf | None:
 
 
 def _guard_leaves(guard: Guard) -> list[_Leaf]:
+    # The same guard text recurs at many sites (every raise under one ``if``): parse it once.
+    return list(
+        _text_leaves(
+            guard.text, guard.kind, guard.leads_to_site, guard.subject, tuple(guard.values)
+        )
+    )
+
+
+@functools.lru_cache(maxsize=16384)
+def _text_leaves(
+    text: str, kind: str, leads: bool, subject: str | None, values: tuple[str, ...]
+) -> tuple[_Leaf, ...]:
     try:
-        test = ast.parse(guard.text.strip(), mode="eval").body
+        test = ast.parse(text.strip(), mode="eval").body
     except (SyntaxError, ValueError):
-        return [
-            _Leaf(
-                guard.kind,
-                guard.leads_to_site,
-                guard.subject or "",
-                tuple(guard.values),
-                direct=guard.leads_to_site,
-            )
-        ]
-    return _leaves(test, guard.leads_to_site)
+        return (_Leaf(kind, leads, subject or "", values, direct=leads),)
+    return tuple(_leaves(test, leads))
 
 
 def _conditions(guards: list[Guard]) -> list[list[_Leaf]]:
@@ -1067,6 +1102,10 @@ def _is_parameter(subject: str, context: _Context) -> bool:
     context.read_names()
     root = subject.split(".", 1)[0].split("[", 1)[0]
     if root in ("self", "cls"):
+        return True
+    if context.facts is not None and any(
+        parameter.name.lstrip("*") == root for parameter in context.facts.parameters
+    ):
         return True
     return root in context.parameters or root not in context.assigned
 

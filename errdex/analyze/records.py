@@ -164,6 +164,7 @@ def build_records(
                 analyzed_at=analyzed_at,
                 schema_version=SCHEMA_VERSION,
                 kind=site.kind,
+                language=site.language,
                 package=source.package,
                 package_version=source.version,
                 template=site.template,

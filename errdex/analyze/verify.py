@@ -740,6 +740,8 @@ def verify(record: ErrorRecord, facts: CodeFacts | None = None) -> list[Claim]:
     for name in (*PROSE_FIELDS, *CODE_FIELDS):
         for text in _field_texts(record, name):
             if name in CODE_FIELDS:
+                if record.language != "python":
+                    continue  # code in another language: not checkable as Python
                 claims += _check_code(name, text, context)
             else:
                 claims += _check_prose(name, text, context)

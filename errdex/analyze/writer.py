@@ -671,6 +671,16 @@ _MEANINGS = {
     "ResourceWarning": "a resource (a file, a socket) was not released",
 }
 
+_RAISE_VERBS = {
+    "python": "raises",
+    "javascript": "throws",
+    "typescript": "throws",
+    "java": "throws",
+    "go": "returns",
+    "rust": "returns",
+}
+"""How each language says that a site produces its error."""
+
 _STATEMENTS = {
     SiteKind.RAISE: "`raise`",
     SiteKind.ASSERT: "`assert`",
@@ -829,17 +839,37 @@ class _Site:
             return f"responds with HTTP {self.status} ({name})"
         if self.kind is SiteKind.OBJECT:
             return f"builds a {name}"
-        return f"raises {name}"
+        if self.panics:
+            return f"panics ({name})"
+        if self.language in ("go", "rust"):
+            return f"returns an error ({name})"
+        return f"{_RAISE_VERBS.get(self.language, 'raises')} {name}"
 
     def verb(self) -> str:
         """What the site does, short: ``raises it``."""
+        if self.kind is SiteKind.RAISE and self.panics:
+            return "panics"
         return {
             SiteKind.LOG: "logs it",
             SiteKind.WARN: "warns",
             SiteKind.ASSERT: "fails the assertion",
             SiteKind.EXIT: "exits",
             SiteKind.OBJECT: "builds it",
-        }.get(self.kind, "raises it")
+        }.get(self.kind, _RAISE_VERBS.get(self.language, "raises") + " it")
+
+    @property
+    def language(self) -> str:
+        return self.record.language
+
+    @property
+    def panics(self) -> bool:
+        """A Go or Rust panic (not an error value the caller gets back)."""
+        return self.language in ("go", "rust") and self.error_class.split("::")[0] in (
+            "panic",
+            "unreachable",
+            "todo",
+            "unimplemented",
+        )
 
     @property
     def caught(self) -> list[str]:
@@ -1543,6 +1573,57 @@ def _parses(code: str | None) -> bool:
     return True
 
 
+def _foreign_handler(site: _Site) -> str | None:
+    """How a caller handles the error in the site's own language (not Python)."""
+    if site.kind in (SiteKind.LOG, SiteKind.WARN) or site.panics:
+        return None  # nothing reaches the caller to handle
+    cls = site.error_class
+    where = f"the code that reaches {site.where}"
+    if site.language in ("javascript", "typescript"):
+        test = "" if cls == "Error" else f"  if (!(error instanceof {cls})) throw error;\n"
+        return (
+            f"try {{\n  // {where}\n}} catch (error) {{\n{test}"
+            "  // the message says what to change; add context or recover here\n"
+            "  throw error;\n}\n"
+        )
+    if site.language == "java":
+        return (
+            f"try {{\n    // {where}\n}} catch ({cls} e) {{\n"
+            "    // the message says what to change; add context or recover here\n"
+            "    throw e;\n}\n"
+        )
+    if site.language == "go":
+        check = f"errors.Is(err, {cls})" if cls.startswith("Err") else "err != nil"
+        return (
+            f"// {where}\nif {check} {{\n"
+            '\treturn fmt.Errorf("doing X: %w", err) // keep the cause for errors.Is/As\n}\n'
+        )
+    if site.language == "rust":
+        return (
+            f"// {where}\nmatch result {{\n    Ok(value) => value,\n"
+            "    Err(error) => return Err(error.into()), // or recover here\n}\n"
+        )
+    return None
+
+
+def _write_foreign(site: _Site) -> Narrative:
+    """The narrative of a site in another language: prose, and its own handling pattern.
+
+    The Python code fields (validation, type guard, example fix) do not apply.
+    """
+    return Narrative(
+        documentation=_documentation(site),
+        trigger_scenarios=_trigger_scenarios(site),
+        common_situations=_common_situations(site),
+        solutions=_solutions(site, False),
+        example_fix="",
+        validation_code=None,
+        type_guard=None,
+        try_catch_pattern=_foreign_handler(site),
+        prevention_tips=_prevention_tips(site),
+    )
+
+
 def write_offline(record: ErrorRecord) -> Narrative:
     """Write a record's prose and code fields from the facts of its site.
 
@@ -1552,9 +1633,12 @@ def write_offline(record: ErrorRecord) -> Narrative:
     Returns:
         The narrative: prose that names the function, the subject, the accepted values and
         the real class; code fields that parse (``validationCode`` and ``typeGuard`` are None
-        when nothing about the subject can be checked).
+        when nothing about the subject can be checked). Records of other languages get prose
+        and a handling pattern in their own language.
     """
     site = _Site.of(record)
+    if record.language != "python":
+        return _write_foreign(site)
     validation = _validation_code(site)
     guard = _type_guard(site)
     try_catch = _try_catch(site)

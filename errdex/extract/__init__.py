@@ -47,12 +47,29 @@ def blob_digest(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-def extractors(*, window: int) -> list[Extractor]:
-    """Return an instance of every registered extractor.
+LANGUAGES: tuple[str, ...] = ("python", "javascript", "typescript", "go", "rust", "java")
+"""Every language errdex mines, as ``--language`` names them."""
+
+
+def extractors(*, window: int, languages: Sequence[str] = ()) -> list[Extractor]:
+    """Return an instance of every registered extractor (of the chosen languages).
 
     Args:
         window: Lines of source kept on each side of a site.
+        languages: Names from :data:`LANGUAGES`; empty for all of them.
     """
+    from errdex.extract.go import GoExtractor
+    from errdex.extract.java import JavaExtractor
+    from errdex.extract.javascript import JavaScriptExtractor, TypeScriptExtractor
     from errdex.extract.python import PythonExtractor
+    from errdex.extract.rust import RustExtractor
 
-    return [PythonExtractor(window=window)]
+    chosen: list[Extractor] = [
+        PythonExtractor(window=window),
+        GoExtractor(window=window),
+        RustExtractor(window=window),
+        JavaExtractor(window=window),
+        JavaScriptExtractor(window=window),
+        TypeScriptExtractor(window=window),
+    ]
+    return [e for e in chosen if not languages or e.language in languages]

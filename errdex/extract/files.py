@@ -43,7 +43,23 @@ SKIPPED_DIRECTORIES = frozenset(
 )
 """Directory names never descended into when walking a directory."""
 
-_TEST_DIRECTORIES = frozenset({"test", "tests", "testing"})
+_TEST_DIRECTORIES = frozenset({"test", "tests", "testing", "__tests__", "__mocks__", "testdata"})
+_TEST_SUFFIXES = (
+    "_test.py",
+    "_test.go",
+    ".test.js",
+    ".test.ts",
+    ".test.mjs",
+    ".test.cjs",
+    ".test.tsx",
+    ".spec.js",
+    ".spec.ts",
+    ".spec.tsx",
+    "Test.java",
+    "Tests.java",
+)
+_GENERATED_SUFFIXES = (".min.js", ".min.mjs", ".bundle.js", ".d.ts", ".d.mts", ".d.cts")
+"""Minified bundles and type declarations: no error site a user could be sent to."""
 
 
 def is_test_path(path: str) -> bool:
@@ -55,15 +71,16 @@ def is_test_path(path: str) -> bool:
         path: A POSIX path relative to the source root.
 
     Returns:
-        True for files under ``test/``/``tests/``, ``test_*.py``, ``*_test.py`` and
-        ``conftest.py``.
+        True for files under ``test/``/``tests/``/``__tests__/``, ``test_*.py``,
+        ``*_test.py``, ``conftest.py``, ``*_test.go``, ``*.test.js``/``*.spec.ts`` (and their
+        siblings) and ``*Test.java``.
     """
     parts = PurePosixPath(path).parts
     name = parts[-1] if parts else ""
     return (
         any(part in _TEST_DIRECTORIES for part in parts[:-1])
         or name.startswith("test_")
-        or name.endswith("_test.py")
+        or name.endswith(_TEST_SUFFIXES)
         or name == "conftest.py"
     )
 
@@ -110,8 +127,12 @@ class Source(Protocol):
 
 
 def wants_file(path: str, wanted: tuple[str, ...], include_tests: bool) -> bool:
-    """Tell whether a file is mined: a wanted suffix, and not a test unless tests are wanted."""
-    return path.endswith(wanted) and (include_tests or not is_test_path(path))
+    """Tell whether a file is mined: a wanted suffix, not generated, not a test unless wanted."""
+    return (
+        path.endswith(wanted)
+        and not path.endswith(_GENERATED_SUFFIXES)
+        and (include_tests or not is_test_path(path))
+    )
 
 
 def _too_large(path: str, size: int, max_bytes: int) -> SourceFile:

@@ -109,6 +109,7 @@ from errdex.models import (
     ProblemKind,
     RaiseSite,
     Severity,
+    SiteContext,
     SiteKind,
     TemplatePart,
 )
@@ -230,6 +231,18 @@ def decode_source(file: SourceFile) -> str:
 def split_lines(text: str) -> list[str]:
     """Split text into lines the way Python's tokenizer counts them (LF, CRLF, CR)."""
     return [line.rstrip("\r\n") for line in io.StringIO(text, newline=None).readlines()]
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def _bare_names(node: ast.expr | None) -> list[str]:
+    """The bare class names an ``except`` clause catches (``BaseException`` for a bare one)."""
+    if node is None:
+        return ["BaseException"]
+    if type(node) is ast.Tuple:
+        return [name for element in node.elts for name in _bare_names(element)]
+    return [ast.unparse(node).rsplit(".", 1)[-1]]
 
 
 def module_name(path: str) -> str:
@@ -680,6 +693,8 @@ class _ModuleExtractor:
         # resolving them needs (module constants, classes by qualified and by short name).
         self._guards: list[tuple[Any, ...]] = []
         self._handlers: list[ast.ExceptHandler] = []
+        # The ``try`` statements whose body the walk is in, and what each catches for good.
+        self._trys: list[tuple[str, ...]] = []
         self._values: dict[str, ast.expr] = {}
         self._class_defs: dict[str, ast.ClassDef] = {}
         self._class_names: dict[str, ast.ClassDef] = {}
@@ -696,6 +711,7 @@ class _ModuleExtractor:
         """
         self._guards = []
         self._handlers = []
+        self._trys = []
         self._values = {}
         self._class_defs = {}
         self._class_names = {}
@@ -1077,7 +1093,18 @@ class _ModuleExtractor:
             guards.append((_CASE, subject, case, False, type(case.body[-1]) is not ast.Raise))
 
     def _try(self, statement: ast.stmt) -> None:
-        self._walk(statement.body)  # type: ignore[attr-defined]
+        self._trys.append(
+            tuple(
+                name
+                for handler in statement.handlers  # type: ignore[attr-defined]
+                if not any(type(sub) is ast.Raise for sub in ast.walk(handler))
+                for name in _bare_names(handler.type)
+            )
+        )
+        try:
+            self._walk(statement.body)  # type: ignore[attr-defined]
+        finally:
+            self._trys.pop()
         scope = self._scope
         before = scope.variables
         outcomes: list[dict[str, list[Built]]] = []
@@ -1205,14 +1232,14 @@ class _ModuleExtractor:
             bound=bound,
             params=frozenset(bound),
         )
-        # Guards and handlers outside a function do not lead into its body.
-        saved = self._guards, self._handlers
-        self._guards, self._handlers = [], []
+        # Guards, handlers and trys outside a function do not lead into its body.
+        saved = self._guards, self._handlers, self._trys
+        self._guards, self._handlers, self._trys = [], [], []
         try:
             self._walk(node.body)
         finally:
             self._scope = outer
-            self._guards, self._handlers = saved
+            self._guards, self._handlers, self._trys = saved
 
     def _class(self, node: ast.ClassDef) -> None:
         outer = self._scope
@@ -1240,13 +1267,13 @@ class _ModuleExtractor:
         self._class_defs[qualname] = node
         self._class_names.setdefault(node.name, node)
         self._scope = _Scope(qualname=qualname, cls=info)
-        saved = self._guards, self._handlers
-        self._guards, self._handlers = [], []
+        saved = self._guards, self._handlers, self._trys
+        self._guards, self._handlers, self._trys = [], [], []
         try:
             self._walk(node.body)
         finally:
             self._scope = outer
-            self._guards, self._handlers = saved
+            self._guards, self._handlers, self._trys = saved
 
     def _assignment(self, statement: ast.stmt) -> None:
         scope = self._scope
@@ -1867,6 +1894,7 @@ class _ModuleExtractor:
         start = max(1, line - self.window)
         end = min(len(self.lines), line + self.window)
         function = self._scope.function
+        facts = self._facts(node, built.parts, error_class, kind)
         form = built.form
         if form == "reference":
             form = "opaque"
@@ -1895,7 +1923,22 @@ class _ModuleExtractor:
             source_code_start=start,
             source_code_end=max(start, end),
             arguments=arguments,
-            facts=self._facts(node, built.parts, error_class, kind),
+            facts=facts,
+            context=self._site_context(facts),
+        )
+
+    def _site_context(self, facts: CodeFacts) -> SiteContext:
+        """What the classifier needs of the code around the site being emitted."""
+        handler = self._handlers[-1] if self._handlers else None
+        scope = self._scope
+        tested = {name for guard in facts.guards for name in _IDENTIFIER.findall(guard.text)}
+        return SiteContext(
+            caught=tuple(_bare_names(handler.type)) if handler is not None else (),
+            except_line=handler.lineno if handler is not None else 0,
+            try_catches=self._trys[-1] if self._trys else (),
+            assigned=tuple(
+                sorted(name for name in tested & scope.bound if name not in scope.params)
+            ),
         )
 
     def _emit_builds(
@@ -3397,7 +3440,7 @@ class PythonExtractor:
 
     language = "python"
     suffixes: tuple[str, ...] = (".py",)
-    version = "4"
+    version = "5"
 
     def __init__(self, *, window: int = 18) -> None:
         self.window = window

@@ -284,11 +284,18 @@ class MatcherIndex:
         """
         normalized = frame_path.replace("\\", "/")
         name = normalized.rsplit("/", 1)[-1]
+        # A package-relative frame path (Java's ``org/foo/Bar.java``, derived from the frame's
+        # class) is a suffix of the record's ``src/main/java/org/foo/Bar.java`` (#7).
+        relative = (
+            "/" in normalized and not normalized.startswith(("/", ".")) and ":" not in normalized
+        )
         found: list[int] = []
         starts, items = self._path_starts, self._path_items
         for path_id in self._by_basename.get(name, ()):
             if any(
-                normalized == variant or normalized.endswith("/" + variant)
+                normalized == variant
+                or normalized.endswith("/" + variant)
+                or (relative and variant.endswith("/" + normalized))
                 for variant in path_variants(self._path_names[path_id])
             ):
                 found.extend(items[starts[path_id] : starts[path_id + 1]])

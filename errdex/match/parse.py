@@ -2197,3 +2197,8 @@ for _recogniser in (
     ),
 ):
     register_recogniser(_recogniser)
+
+from errdex.match import traces_go as _traces_go  # noqa: E402,F401
+from errdex.match import traces_java as _traces_java  # noqa: E402,F401
+from errdex.match import traces_javascript as _traces_javascript  # noqa: E402,F401
+from errdex.match import traces_rust as _traces_rust  # noqa: E402,F401

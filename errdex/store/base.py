@@ -9,7 +9,6 @@ from typing import Protocol
 
 from errdex.models import (
     ErrorRecord,
-    FileResult,
     Problem,
     RecordEnvelope,
     RunReport,
@@ -59,7 +58,7 @@ class RecordStore(Protocol):
         report: RunReport,
         dataset_version: datetime,
         run_id: int | None = None,
-        files: Sequence[tuple[str, FileResult]] = (),
+        files: Sequence[tuple[str, str, str, str]] = (),
     ) -> None:
         """Replace every record of ``source`` with ``records``, atomically."""
         ...

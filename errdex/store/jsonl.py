@@ -68,9 +68,10 @@ def parse_line(
     """
     try:
         data = json.loads(line)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:  # also over-long integers and deep nesting
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
         raise RecordFormatError(
-            f"{path}:{number}: not JSON: {exc.msg}", path=path, line=number
+            f"{path}:{number}: not JSON: {reason}", path=path, line=number
         ) from exc
     if not isinstance(data, dict) or not isinstance(data.get("record"), dict):
         raise RecordFormatError(

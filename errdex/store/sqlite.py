@@ -15,6 +15,7 @@ old set until the commit, and a process killed mid-run leaves the old set intact
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -29,7 +30,6 @@ from errdex.analyze.records import template_from_message
 from errdex.errors import StoreError
 from errdex.models import (
     ErrorRecord,
-    FileResult,
     Problem,
     RecordEnvelope,
     RunReport,
@@ -157,6 +157,16 @@ _RECORD_COLUMNS = (
 _RECORD_PLACEHOLDERS = ", ".join("?" * 16)
 
 
+_TERM = re.compile(r"[^\W_]+")
+"""A term as FTS5's ``unicode61`` tokenizer cuts it: a run of letters and digits."""
+
+RARE_WORDS = 4
+"""How many words an any-word search keeps (the rarest)."""
+
+MAX_WORD_RECORDS = 2000
+"""An any-word search ignores words that more records than this hold."""
+
+
 def fts_query(text: str, *, any_words: bool = False) -> str:
     """Quote each word of a user's text so FTS5 reads it as plain terms, never as syntax.
 
@@ -227,7 +237,8 @@ def _row(source_id: int, record: ErrorRecord, dataset_version: str) -> tuple[Any
         template_json(record),
         _prose(record),
         dataset_version,
-        json.dumps(record.full_dict(), ensure_ascii=False, separators=(",", ":")),
+        # The same JSON as ``json.dumps(record.full_dict())``, written by pydantic's serializer.
+        record.model_dump_json(),
     )
 
 
@@ -402,7 +413,7 @@ class SQLiteStore:
         report: RunReport,
         dataset_version: datetime,
         run_id: int | None = None,
-        files: Sequence[tuple[str, FileResult]] = (),
+        files: Sequence[tuple[str, str, str, str]] = (),
     ) -> None:
         """Replace every record, problem and cached file result of ``source`` in one transaction.
 
@@ -413,7 +424,8 @@ class SQLiteStore:
             report: The run report, stored with the run.
             dataset_version: The dataset version stamped on the records.
             run_id: The run started by :meth:`begin_run`, marked finished here.
-            files: ``(extractor, result)`` for every file mined, kept for the next run.
+            files: ``(extractor, path, digest, result JSON)`` for every file mined, kept for
+                the next run.
 
         Raises:
             StoreError: The write failed; the previous records are unchanged.
@@ -428,8 +440,8 @@ class SQLiteStore:
                 "INSERT INTO files (source_id, path, digest, extractor, result)"
                 " VALUES (?, ?, ?, ?, ?)",
                 (
-                    (source_id, r.path, r.digest, extractor, r.model_dump_json())
-                    for extractor, r in files
+                    (source_id, path, digest, extractor, payload)
+                    for extractor, path, digest, payload in files
                 ),
             )
             self._db.executemany(
@@ -621,10 +633,15 @@ class SQLiteStore:
         params: list[Any] = []
         join = ""
         order = "r.repo, r.file_path, r.line_number"
-        if query.text.strip():
+        text = query.text
+        if query.any_words and text.strip():
+            text = " ".join(self._rare_words(text))
+            if not text:
+                return [], 0
+        if text.strip():
             join = "JOIN records_fts f ON f.rowid = r.rowid"
             where.append("records_fts MATCH ?")
-            params.append(fts_query(query.text, any_words=query.any_words))
+            params.append(fts_query(text, any_words=query.any_words))
             order = "bm25(records_fts), r.rowid"
         for column, value in (
             ("r.repo", query.repo),
@@ -651,6 +668,30 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             raise StoreError(f"search failed: {exc}", location=self.location) from exc
         return rows, int(total)
+
+    def _rare_words(self, text: str) -> list[str]:
+        """The words of a text worth an any-word search: the rarest few the records hold.
+
+        A word most records hold ("error", "value") says nothing about which record is near,
+        and ranking every record that holds it costs a scan of the whole index; so only the
+        :data:`RARE_WORDS` words held by the fewest records, each by at most
+        :data:`MAX_WORD_RECORDS`, are searched.
+        """
+        terms = list(dict.fromkeys(term.lower() for term in _TERM.findall(text)))[:16]
+        counts: list[tuple[int, str]] = []
+        try:
+            for term in terms:
+                # Counted up to the cap only: a common term's whole posting list is never read.
+                (count,) = self._db.execute(
+                    "SELECT count(*) FROM (SELECT rowid FROM records_fts"
+                    " WHERE records_fts MATCH ? LIMIT ?)",
+                    (fts_query(term), MAX_WORD_RECORDS + 1),
+                ).fetchone()
+                counts.append((int(count), term))
+        except sqlite3.Error as exc:
+            raise StoreError(f"search failed: {exc}", location=self.location) from exc
+        usable = sorted(count for count in counts if 0 < count[0] <= MAX_WORD_RECORDS)
+        return [term for _, term in usable[:RARE_WORDS]]
 
     def iter_envelopes(self, *, repo: str | None = None) -> Iterator[RecordEnvelope]:
         """Yield every record (of one repo) with its dataset version, in a stable order."""

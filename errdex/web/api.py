@@ -1,4 +1,4 @@
-"""The JSON API: explain, search with facets, records, sources, stats and health.
+"""The JSON API: explain, search with facets, records, sources, stats, health and ingest.
 
 Routes are made by :func:`api_router` for each application; they read the application's
 :class:`~errdex.web.services.Services` from ``request.app.state``. Failures are raised as
@@ -7,14 +7,15 @@ HTTP exceptions and turned into the one error shape by the application's handler
 
 from __future__ import annotations
 
-import json
+import hmac
 from collections.abc import Callable
 from enum import Enum
 from typing import Annotated, Any, TypeVar, cast
 
 import anyio
 import anyio.to_thread
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
 from errdex.analyze.writer import ensure_envelope
@@ -22,9 +23,31 @@ from errdex.match.explain import Explanation
 from errdex.models import ErrorRecord, RecordEnvelope
 from errdex.store.base import SearchQuery
 from errdex.store.jsonl import RecordFormat, envelope_json
-from errdex.web.services import Services
+from errdex.web.services import IngestReport, Services
 
 T = TypeVar("T")
+
+INGEST_BODY = {
+    "required": True,
+    "description": "JSON Lines: one envelope per line, in the seed format or errdex's full format"
+    " (what `errdex import` reads and `errdex export` writes).",
+    "content": {
+        media: {"schema": {"type": "string"}}
+        for media in ("application/x-ndjson", "application/jsonl", "text/plain")
+    },
+}
+"""The OpenAPI description of ``POST /api/ingest``'s body (read raw, not as one JSON value)."""
+
+IngestCredentials = Annotated[
+    HTTPAuthorizationCredentials | None,
+    Depends(
+        HTTPBearer(
+            auto_error=False,
+            description="The token of `errdex serve --ingest-token` (or `ERRDEX_INGEST_TOKEN`).",
+        )
+    ),
+]
+"""The bearer token of ``POST /api/ingest``, if any (checked by :func:`check_token`)."""
 
 
 class ExplainRequest(BaseModel):
@@ -58,7 +81,9 @@ async def run_limited(services: Services, action: Callable[[], T]) -> T:
     so it finishes soon after.
     """
     with anyio.move_on_after(services.options.time_limit) as scope:
-        return await anyio.to_thread.run_sync(action, abandon_on_cancel=True)
+        return await anyio.to_thread.run_sync(
+            action, abandon_on_cancel=True, limiter=services.limiter
+        )
     if scope.cancelled_caught:
         raise HTTPException(503, f"the request took longer than {services.options.time_limit:g} s")
     raise AssertionError("unreachable")  # pragma: no cover
@@ -95,6 +120,40 @@ def find_record(services: Services, record_id: str) -> RecordEnvelope:
     if not envelopes:
         raise HTTPException(404, f"no record with id {record_id[:40]!r}")
     return ensure_envelope(envelopes[0])
+
+
+def check_token(services: Services, credentials: HTTPAuthorizationCredentials | None) -> None:
+    """Let an ingest through only when ingest is on and the bearer token is the server's.
+
+    Raises:
+        HTTPException: 404 when ingest is off (the route does not exist for the client), 401
+            with ``WWW-Authenticate: Bearer`` when the token is missing or wrong.
+    """
+    expected = services.options.ingest_token
+    if expected is None:
+        raise HTTPException(404, "ingest is off: start the server with errdex serve --allow-ingest")
+    # Headers arrive decoded as latin-1: encoding back gives the bytes the client sent.
+    given = credentials.credentials.encode("latin-1") if credentials is not None else b""
+    if not hmac.compare_digest(given, expected.encode("utf-8")):
+        raise HTTPException(
+            401,
+            "a valid token is required: Authorization: Bearer <token>",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+
+
+def ingest_json(report: IngestReport) -> dict[str, Any]:
+    """Return an ingest's answer: counts by format and repo, and the bad lines."""
+    written = report.written
+    return {
+        "ok": True,
+        "lines": report.lines,
+        "records": written.records,
+        "formats": dict(written.formats),
+        "repos": dict(written.repos),
+        "rejected": report.rejected,
+        "problems": [{"line": p.line, "error": p.error} for p in report.problems],
+    }
 
 
 def api_router() -> APIRouter:
@@ -145,15 +204,21 @@ def api_router() -> APIRouter:
             "facets": facets,
         }
 
-    @router.get("/api/records/{record_id}", tags=["records"])
+    @router.get(
+        "/api/records/{record_id}",
+        tags=["records"],
+        response_model=None,
+        responses={200: {"content": {"application/json": {"schema": {"type": "object"}}}}},
+    )
     async def api_record(
         request: Request, record_id: str, format: Flavour = Flavour.FULL
-    ) -> dict[str, Any]:
+    ) -> Response:
         """One record as ``{"record", "datasetVersion"}``; ``format=seed`` gives the seed's keys."""
         services = services_of(request)
         envelope = await run_limited(services, lambda: find_record(services, record_id))
         flavour = RecordFormat.SEED if format is Flavour.SEED else RecordFormat.FULL
-        return cast(dict[str, Any], json.loads(envelope_json(envelope, flavour)))
+        # The JSON line errdex export writes, sent as it is (not parsed and written again).
+        return Response(envelope_json(envelope, flavour), media_type="application/json")
 
     @router.get("/api/sources", tags=["store"])
     async def api_sources(request: Request) -> dict[str, Any]:
@@ -180,5 +245,28 @@ def api_router() -> APIRouter:
         services = services_of(request)
         version = await run_limited(services, lambda: services.read(lambda s: s.version()))
         return {"ok": True, "storeVersion": version}
+
+    @router.post("/api/ingest", tags=["ingest"], openapi_extra={"requestBody": INGEST_BODY})
+    async def api_ingest(
+        request: Request,
+        credentials: IngestCredentials,
+    ) -> dict[str, Any]:
+        """Add records: a JSON Lines body, as ``errdex import`` reads a file.
+
+        Off unless the server runs with ``errdex serve --allow-ingest`` (404 otherwise); needs
+        ``Authorization: Bearer <token>`` (401 otherwise). Each line is checked on its own: the
+        valid ones are written (by id, under the source ``import:REPO``), the others are
+        counted in ``rejected`` and described in ``problems``. Explanations and searches see
+        the new records as soon as the answer arrives.
+        """
+        services = services_of(request)
+        check_token(services, credentials)
+        body = await request.body()
+        if not body.strip():
+            raise HTTPException(422, "body: send records as JSON Lines, one per line")
+        report = await anyio.to_thread.run_sync(
+            lambda: services.ingest(body), limiter=services.limiter
+        )
+        return ingest_json(report)
 
     return router

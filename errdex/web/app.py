@@ -10,6 +10,8 @@ response carries a Content-Security-Policy that allows no script at all on the p
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,7 @@ DOCS_CSP = (
 
 _STATUS_CODES = {
     400: "bad-request",
+    401: "unauthorized",
     404: "not-found",
     405: "method-not-allowed",
     413: "too-large",
@@ -160,20 +163,28 @@ def create_app(
     Args:
         settings: The effective settings (the store's path and the matcher engine are used).
         store: The store the pages and the API read; it stays the caller's to close.
-        options: Limits (body size, page sizes, time limit); the defaults when None.
+        options: Limits (body size, page sizes, time limit) and the ingest token; the
+            defaults (ingest off) when None.
 
     Returns:
         The FastAPI application: pages at ``/``, the JSON API under ``/api``, its OpenAPI
-        explorer at ``/docs``.
+        explorer at ``/docs``. At shutdown it closes the connections it opened.
     """
     options = options or WebOptions()
+    services = Services(settings, store, options)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        services.close()
+
     app = FastAPI(
         title="errdex",
         version=__version__,
         description="The error index: explain pasted errors, search and read error records.",
         redoc_url=None,
+        lifespan=lifespan,
     )
-    services = Services(settings, store, options)
     templates = Environment(
         loader=PackageLoader("errdex.web", "templates"),
         autoescape=True,
