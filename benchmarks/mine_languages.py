@@ -62,6 +62,22 @@ CORPORA: dict[str, list[Callable[[], Path]]] = {
             / "usr/share/gocode/src/google.golang.org/grpc"
         ),
     ],
+    "rust": [
+        lambda: (
+            debian_package("librust-semver-dev", "1.0.14-1")
+            / "usr/share/cargo/registry/semver-1.0.14"
+        ),
+        lambda: (
+            debian_package("librust-syntect-dev", "5.0.0-1")
+            / "usr/share/cargo/registry/syntect-5.0.0"
+        ),
+    ],
+    "java": [
+        # No registry reachable here has a small Java source package; these npm packages
+        # carry their Android sources.
+        functools.partial(npm_package, "react-native-fs", "2.20.0"),
+        functools.partial(npm_package, "react-native-webview", "11.26.1"),
+    ],
 }
 """Each language's corpora: callables returning a directory of its sources."""
 

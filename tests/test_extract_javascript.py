@@ -1389,3 +1389,25 @@ def test_typescript_reads_the_same_cases_the_same_way(property_sites):
     for name, (first, last) in PROPERTY_SPANS.items():
         found = sorted(s.template.text for s in sites if first <= s.line <= last)
         assert found == sorted(s.template.text for s in property_sites[name]), name
+
+
+@pytest.mark.parametrize(
+    ("path", "source"),
+    [
+        ("concat.js", "throw new Error(" + " + ".join(['"a"'] * 20_000) + ");\n"),
+        ("template.js", "throw new Error(`" + "${a}" * 20_000 + "`);\n"),
+        (
+            "variable.ts",
+            "const m: string = " + " + ".join(["'b'"] * 20_000) + ";\nthrow Error(m);\n",
+        ),
+    ],
+)
+def test_long_generated_messages_take_linear_time(path, source):
+    # A generated file can hold a 20,000-operand concatenation or template; both were
+    # quadratic (5–19 s each) and must stay well under a second or two.
+    import time
+
+    started = time.process_time()
+    sites = mine({path: source}, typescript=path.endswith(".ts"))
+    assert time.process_time() - started < 3.0
+    assert len(sites) == 1

@@ -389,10 +389,19 @@ class _Expander:
                 # A suffix added to a message keeps the message's form.
                 first = self.expand(ir[1][0], module, depth + 1) if ir[1] else []
                 values = [_Alt((), first[0].form if first else "literal")]
-            for item in ir[1]:
-                options = self.expand(item, module, depth + 1) or [
-                    _Alt((("undefined", False, ""),), "literal")
-                ]
+            expanded = [
+                self.expand(item, module, depth + 1)
+                or [_Alt((("undefined", False, ""),), "literal")]
+                for item in ir[1]
+            ]
+            if all(len(options) == 1 for options in expanded):
+                # One value per operand (the usual case): join them once. Folding them one
+                # by one would copy the growing parts at each step (quadratic on a long
+                # generated concatenation).
+                where = next((o[0].where for o in expanded if o[0].where), None)
+                parts = tuple(part for options in expanded for part in options[0].parts)
+                return [_Alt(parts, values[0].form, where)]
+            for options in expanded:
                 values = _unique(
                     _Alt(value.parts + option.parts, value.form, value.where or option.where)
                     for value in values
@@ -1442,14 +1451,16 @@ class _FileReader:
     def _concat(self, node: Node, scope: int, depth: int) -> Ir:
         operands: list[Node] = []
         stack = [node]
-        while stack:
+        while stack and len(operands) <= MAX_OPERANDS:
             current = _unwrap(stack.pop())
             operator = (
                 current.child_by_field_name("operator")
                 if current.type == "binary_expression"
                 else None
             )
-            if operator is not None and operator.type == "+" and current.parent is not None:
+            # (Never ask a node for its ``parent`` here: tree-sitter finds it by walking down
+            # from the root, which made long generated concatenations quadratic.)
+            if operator is not None and operator.type == "+":
                 right = current.child_by_field_name("right")
                 left = current.child_by_field_name("left")
                 if left is not None and right is not None:

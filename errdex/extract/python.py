@@ -187,6 +187,7 @@ _IF, _CASE, _LOOKUP = 0, 1, 2  # guard entries on the walk's stack (see _ModuleE
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"})
 _MAX_GUARDS = 16  # the nearest ones are kept
+_MAX_GUARD_ENTRIES = 256  # guard entries read per site (enclosing ones first; see _facts)
 _MAX_VALUES = 64
 _MAX_CALLERS = 10
 _MAX_DOCSTRING = 400
@@ -619,6 +620,27 @@ def _export_table(table: Mapping[str, Sequence[Built]]) -> dict[str, Any]:
     return {name: _export_list(built) for name, built in table.items()}
 
 
+class _Variables(dict[str, list["Built"]]):
+    """The message variables of a path, remembering which names the path assigned or dropped.
+
+    A branch starts from a copy of the variables before it; :meth:`_ModuleExtractor._merge`
+    then works out only the names some branch touched.
+    """
+
+    def __init__(self, before: dict[str, list[Built]]) -> None:
+        super().__init__(before)
+        self.touched: set[str] = set()
+
+    def __setitem__(self, name: str, value: list[Built]) -> None:
+        self.touched.add(name)
+        super().__setitem__(name, value)
+
+    def pop(self, name: str, default: Any = None) -> Any:
+        """Drop a name (and remember it)."""
+        self.touched.add(name)
+        return super().pop(name, default)
+
+
 @dataclass
 class _Scope:
     """Where the walker is: class and function, and the message variables reaching here."""
@@ -1049,12 +1071,12 @@ class _ModuleExtractor:
         test = statement.test
         body = statement.body
         before = scope.variables
-        scope.variables = dict(before)
+        scope.variables = _Variables(before)
         guards.append((_IF, test, True, True))
         self._walk(body)
         guards.pop()
         first = scope.variables
-        scope.variables = dict(before)
+        scope.variables = _Variables(before)
         if statement.orelse:
             # An ``else``/``elif`` runs when the test failed; values the body handles without
             # raising are accepted ones.
@@ -1078,7 +1100,7 @@ class _ModuleExtractor:
         outcomes: list[dict[str, list[Built]]] = []
         mark = len(guards)
         for case in statement.cases:
-            scope.variables = dict(before)
+            scope.variables = _Variables(before)
             guards.append((_CASE, subject, case, True, True))
             self._walk(case.body)
             guards.pop()
@@ -1112,7 +1134,7 @@ class _ModuleExtractor:
         handlers = self._handlers
         for handler in statement.handlers:  # type: ignore[attr-defined]
             caught = scope.caught
-            scope.variables = dict(before)
+            scope.variables = _Variables(before)
             if handler.name:
                 scope.caught = caught | {handler.name}
                 scope.bound.add(handler.name)
@@ -1125,7 +1147,7 @@ class _ModuleExtractor:
                 handlers.pop()
                 guards.pop()
             outcomes.append(scope.variables)
-        scope.variables = dict(before)
+        scope.variables = _Variables(before)
         self._walk(statement.orelse)  # type: ignore[attr-defined]
         outcomes.append(scope.variables)
         scope.variables = self._merge(before, outcomes)
@@ -1136,7 +1158,7 @@ class _ModuleExtractor:
         before = self._scope.variables
         outcomes: list[dict[str, list[Built]]] = []
         for body in bodies:
-            self._scope.variables = dict(before)
+            self._scope.variables = _Variables(before)
             self._walk(body)
             outcomes.append(self._scope.variables)
         self._scope.variables = self._merge(before, outcomes)
@@ -1144,8 +1166,17 @@ class _ModuleExtractor:
     def _merge(
         self, before: dict[str, list[Built]], outcomes: list[dict[str, list[Built]]]
     ) -> dict[str, list[Built]]:
-        merged: dict[str, list[Built]] = {}
-        names = set(before).union(*outcomes) if outcomes else set(before)
+        """The variables after alternative paths: each may hold what any path left in it.
+
+        Only the names some path assigned are worked out again (the others keep their values),
+        so a long function of ``if``s stays linear in its variables.
+        """
+        merged = _Variables(before)
+        names: set[str] = set()
+        for outcome in outcomes:
+            names |= outcome.touched if isinstance(outcome, _Variables) else set(outcome)
+        # The path around this one changed what it changed before, and now these names too.
+        merged.touched = (before.touched if isinstance(before, _Variables) else set()) | names
         params = self._scope.params
         for name in names:
             values: list[Built] = []
@@ -1161,7 +1192,7 @@ class _ModuleExtractor:
                 for built in before[name]:
                     if built not in values:
                         values.append(built)
-            merged[name] = values[:8]
+            dict.__setitem__(merged, name, values[:8])
         return merged
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -2056,7 +2087,18 @@ class _ModuleExtractor:
             return cached[3]
         header = self._header()
         found: list[_Found] = []
-        for entry in self._guards:
+        guards = self._guards
+        if len(guards) > _MAX_GUARD_ENTRIES:
+            # A dispatch of thousands of ``if x == …: return``: the conditions that lead to
+            # the site and the nearest others say all there is to say, and reading every one
+            # at every site would be quadratic.
+            recent = len(guards) - _MAX_GUARD_ENTRIES // 2
+            guards = [
+                entry
+                for position, entry in enumerate(guards)
+                if position >= recent or (entry[0] != _LOOKUP and entry[-2] is True)
+            ][-_MAX_GUARD_ENTRIES:]
+        for entry in guards:
             found.extend(self._resolve_guard(entry))
         if isinstance(node, ast.Assert):
             # ``assert cond, msg`` fails when ``cond`` does not hold.

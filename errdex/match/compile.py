@@ -13,7 +13,7 @@ the input per literal.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from errdex.models import MessageTemplate
@@ -31,6 +31,11 @@ class CompiledTemplate:
 
     literals: tuple[str, ...]
     holes: tuple[str, ...]
+    literal_length: int = field(init=False, repr=False, compare=False)
+    """How many literal characters the template has (its specificity); counted once."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "literal_length", sum(len(text) for text in self.literals))
 
     def match_loose(self, message: str) -> tuple[str, ...] | None:
         """Match a message whose whitespace was changed (wrapped, re-indented, trimmed lines).
@@ -39,11 +44,6 @@ class CompiledTemplate:
         space; the captures are taken from the normalised message.
         """
         return _loose(self).match(normalize_space(message))
-
-    @property
-    def literal_length(self) -> int:
-        """How many literal characters the template has (its specificity)."""
-        return sum(len(literal) for literal in self.literals)
 
     def match(self, message: str, start: int = 0) -> tuple[str, ...] | None:
         """Match a whole message (or its end, from ``start``).

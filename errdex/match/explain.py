@@ -323,6 +323,8 @@ class Explainer:
         """Read ``path.py:LINE`` mentions as frames, for formats the parser has no frames for."""
         frames: list[Frame] = []
         for line in paste:
+            if ".py" not in line:
+                continue  # what the pattern needs, found without running it
             for match in _MENTION.finditer(line):
                 frames.append(Frame(path=match["path"], line=int(match["line"])))
                 if len(frames) >= 50:
