@@ -33,9 +33,12 @@ class CompiledTemplate:
     holes: tuple[str, ...]
     literal_length: int = field(init=False, repr=False, compare=False)
     """How many literal characters the template has (its specificity); counted once."""
+    multiline: bool = field(init=False, repr=False, compare=False)
+    """Whether a literal holds a line break (then a re-wrapped message may still match)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "literal_length", sum(len(text) for text in self.literals))
+        object.__setattr__(self, "multiline", any("\n" in text for text in self.literals))
 
     def match_loose(self, message: str) -> tuple[str, ...] | None:
         """Match a message whose whitespace was changed (wrapped, re-indented, trimmed lines).

@@ -346,7 +346,7 @@ class Explainer:
             for template in index.candidates(variant, anchored=True):
                 compiled = index.template(template)
                 captures = compiled.match(variant)
-                if captures is None and (loose or "\n" in "".join(compiled.literals)):
+                if captures is None and (loose or compiled.multiline):
                     captures = compiled.match_loose(variant)
                     if captures is not None and not note:
                         note = "the message matches the template apart from its whitespace"

@@ -382,11 +382,13 @@ def _split(template: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def _build_prefilter(index: MatcherIndex, engine: str) -> None:
-    choices = [candidate_keys(literals) for literals in index._literals]
-    shared = Counter(key for keys in choices for key in keys)
+    # Two passes over the templates instead of keeping every template's keys: at a million
+    # templates those lists would be a few hundred megabytes at the build's peak.
+    shared = Counter(key for literals in index._literals for key in candidate_keys(literals))
     bucket_of: dict[str, int] = {}
     buckets: list[list[int]] = []
-    for number, keys in enumerate(choices):
+    for number, literals in enumerate(index._literals):
+        keys = candidate_keys(literals)
         if not keys:
             index._generic.append(1)
             continue
@@ -398,7 +400,10 @@ def _build_prefilter(index: MatcherIndex, engine: str) -> None:
             bucket = bucket_of[key] = len(buckets)
             buckets.append([])
         buckets[bucket].append(number)
-    index.engine = make_engine(engine, list(bucket_of))
+    keys = list(bucket_of)
+    shared.clear()  # not needed while the automaton is built (the peak)
+    bucket_of.clear()
+    index.engine = make_engine(engine, keys)
     index._bucket_starts, index._bucket_items = _csr(buckets)
     for bucket, templates in enumerate(buckets):
         if len(templates) > BIG_BUCKET:
