@@ -54,9 +54,6 @@ __all__ = [
     "walk",
 ]
 
-_MAX_DEPTH = 2000
-"""Deeper trees are abandoned: generated code, never a hand-written error site."""
-
 
 @functools.cache
 def parser_for(grammar: str) -> Parser:
