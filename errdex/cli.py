@@ -384,6 +384,9 @@ def search(
     error_type: Annotated[
         str | None, typer.Option("--type", help="Only this category (errorType).")
     ] = None,
+    language: Annotated[
+        str | None, typer.Option("--language", "-l", help="Only this language (go, java …).")
+    ] = None,
     limit: Annotated[
         int, typer.Option("--limit", "-n", min=1, max=1000, help="At most this many results.")
     ] = 20,
@@ -395,7 +398,12 @@ def search(
     with _errors():
         settings = _settings(config, db=db)
         query = SearchQuery(
-            text=text, repo=repo, error_class=error_class, error_type=error_type, limit=limit
+            text=text,
+            repo=repo,
+            error_class=error_class,
+            error_type=error_type,
+            language=language,
+            limit=limit,
         )
         records, total = _with_store(settings, lambda p: p.store.search(query))
         if as_json:
@@ -409,7 +417,7 @@ def search(
 
 
 def _extra(record: ErrorRecord) -> dict[str, Any]:
-    return {"function": record.function, "kind": record.kind.value}
+    return {"function": record.function, "kind": record.kind.value, "language": record.language}
 
 
 def _read_input(text: str | None, file: Path | None) -> str:

@@ -4,10 +4,17 @@ import pytest
 from conftest import SEED_FILE
 
 from errdex.errors import StoreError
-from errdex.models import Problem, ProblemKind, RunReport, SourceInfo, utc_now
+from errdex.models import (
+    Problem,
+    ProblemKind,
+    RecordEnvelope,
+    RunReport,
+    SourceInfo,
+    utc_now,
+)
 from errdex.store.base import SearchQuery
 from errdex.store.jsonl import read_jsonl
-from errdex.store.sqlite import SQLiteStore
+from errdex.store.sqlite import STORE_VERSION, SQLiteStore
 
 
 def seed_envelope():
@@ -97,7 +104,31 @@ def test_stores_of_an_older_version_are_migrated(tmp_path):
         fill(store, 2, word="after")
         assert store.search(SearchQuery(text="after"))[1] == 2
     with sqlite3.connect(path) as raw:
-        assert raw.execute("SELECT value FROM meta WHERE key='store_version'").fetchone()[0] == "2"
+        version = raw.execute("SELECT value FROM meta WHERE key='store_version'").fetchone()[0]
+        assert version == str(STORE_VERSION)
+
+
+def test_a_version_2_store_gains_the_language_column_from_its_records(tmp_path):
+    # Version 2 had no language column: the migration reads it back from each record's JSON.
+    path = tmp_path / "v2.sqlite3"
+    with SQLiteStore(path) as store:
+        fill(store, 2)
+        base = store.search(SearchQuery())[0][0]
+        go = base.model_copy(update={"id": "00000000000000aa", "language": "go"})
+        store.upsert_records(
+            SourceInfo(key="g", repo="g", kind="import"),
+            [RecordEnvelope(record=go, dataset_version=utc_now())],
+        )
+    with sqlite3.connect(path) as raw:
+        raw.execute("DROP TRIGGER records_ai")
+        raw.execute("DROP TRIGGER records_ad")
+        raw.execute("DROP TRIGGER records_au")
+        raw.execute("ALTER TABLE records DROP COLUMN language")
+        raw.execute("UPDATE meta SET value = '2' WHERE key = 'store_version'")
+    with SQLiteStore(path) as store:
+        assert [r.id for r in store.search(SearchQuery(language="go"))[0]] == [go.id]
+        assert store.search(SearchQuery(language="python"))[1] == 2
+        assert store.search(SearchQuery(text="message", language="go"))[1] == 1
 
 
 def test_a_store_from_a_newer_errdex_is_refused(tmp_path):

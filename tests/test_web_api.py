@@ -287,3 +287,33 @@ def test_worker_app_serves_as_the_serve_command_configured(web_db, monkeypatch):
     answer = Client(app).post("/api/explain", json={"text": SEED_TRACEBACK, "top": 50}).json()
     assert answer["found"] is True
     app.state.services.store.close()
+
+
+def test_search_filters_and_counts_by_language(tmp_path):
+    from typer.testing import CliRunner
+
+    from errdex.cli import app
+    from errdex.store.sqlite import SQLiteStore
+
+    src = tmp_path / "poly"
+    src.mkdir()
+    (src / "a.py").write_text('raise ValueError("bad alert level")\n')
+    (src / "b.js").write_text("throw new TypeError('bad alert colour');\n")
+    (src / "c.go").write_text('package c\n\nvar ErrAlert = errors.New("bad alert sound")\n')
+    db = tmp_path / "poly.sqlite3"
+    result = CliRunner().invoke(app, ["mine", str(src), "--repo", "o/poly", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    with SQLiteStore(db) as store:
+        client = Client(make_app(db, store))
+        body = client.get("/api/records", params={"q": "alert"}).json()
+        assert body["facets"]["language"] == {"python": 1, "javascript": 1, "go": 1}
+        only = client.get("/api/records", params={"q": "alert", "language": "javascript"}).json()
+        assert only["total"] == 1 and only["records"][0]["errorClass"] == "TypeError"
+        assert only["records"][0]["language"] == "javascript"
+        assert only["facets"]["language"] == {"javascript": 1}
+        page = client.get("/search", params={"q": "alert", "language": "go"}).text
+        assert "ErrAlert" in page and "TypeError" not in page
+    search = CliRunner().invoke(
+        app, ["search", "alert", "--language", "go", "--json", "--db", str(db)]
+    )
+    assert [r["errorClass"] for r in json.loads(search.output)["records"]] == ["ErrAlert"]

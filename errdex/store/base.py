@@ -26,6 +26,7 @@ class SearchQuery:
         repo: Only records of this repo.
         error_class: Only records of this class.
         error_type: Only records of this category.
+        language: Only records of this language (``go``).
         any_words: Match records holding any of the words (ranked), not all of them.
         limit: At most this many results.
         offset: Skip this many results (paging).
@@ -35,6 +36,7 @@ class SearchQuery:
     repo: str | None = None
     error_class: str | None = None
     error_type: str | None = None
+    language: str | None = None
     any_words: bool = False
     limit: int = 20
     offset: int = 0

@@ -40,7 +40,7 @@ from errdex.models import (
 )
 from errdex.store.base import SearchQuery
 
-STORE_VERSION = 2
+STORE_VERSION = 3
 """Bumped whenever the tables change; older stores are migrated when opened."""
 
 _SCHEMA: tuple[str, ...] = (
@@ -86,6 +86,7 @@ CREATE TABLE IF NOT EXISTS records (
     error_message TEXT NOT NULL,
     end_line INTEGER NOT NULL,
     kind TEXT NOT NULL,
+    language TEXT NOT NULL DEFAULT 'python',
     template TEXT NOT NULL,
     prose TEXT NOT NULL DEFAULT '',
     dataset_version TEXT NOT NULL,
@@ -152,9 +153,9 @@ END
 
 _RECORD_COLUMNS = (
     "source_id, id, repo, slug, error_class, error_type, severity, file_path, line_number,"
-    " error_message, end_line, kind, template, prose, dataset_version, data"
+    " error_message, end_line, kind, language, template, prose, dataset_version, data"
 )
-_RECORD_PLACEHOLDERS = ", ".join("?" * 16)
+_RECORD_PLACEHOLDERS = ", ".join("?" * 17)
 
 
 _TERM = re.compile(r"[^\W_]+")
@@ -234,6 +235,7 @@ def _row(source_id: int, record: ErrorRecord, dataset_version: str) -> tuple[Any
         record.error_message,
         max(record.end_line_number or record.line_number, record.message_end_line or 0),
         record.kind.value,
+        record.language,
         template_json(record),
         _prose(record),
         dataset_version,
@@ -647,6 +649,7 @@ class SQLiteStore:
             ("r.repo", query.repo),
             ("r.error_class", query.error_class),
             ("r.error_type", query.error_type),
+            ("r.language", query.language),
         ):
             if value is not None:
                 where.append(f"{column} = ?")

@@ -106,7 +106,11 @@ async def explain_text(services: Services, text: str, *, top: int) -> Explanatio
 
 def record_summary(record: ErrorRecord) -> dict[str, Any]:
     """Return a record as the search results list it: seed format plus function and kind."""
-    return record.seed_dict() | {"function": record.function, "kind": record.kind.value}
+    return record.seed_dict() | {
+        "function": record.function,
+        "kind": record.kind.value,
+        "language": record.language,
+    }
 
 
 def find_record(services: Services, record_id: str) -> RecordEnvelope:
@@ -174,6 +178,7 @@ def api_router() -> APIRouter:
         repo: Annotated[str | None, Query(max_length=300)] = None,
         error_type: Annotated[str | None, Query(alias="errorType", max_length=100)] = None,
         error_class: Annotated[str | None, Query(alias="errorClass", max_length=300)] = None,
+        language: Annotated[str | None, Query(max_length=50)] = None,
         page: Annotated[int, Query(ge=1, le=10_000)] = 1,
         page_size: Annotated[int, Query(alias="pageSize", ge=1, le=100)] = 20,
     ) -> dict[str, Any]:
@@ -185,6 +190,7 @@ def api_router() -> APIRouter:
             repo=repo or None,
             error_type=error_type or None,
             error_class=error_class or None,
+            language=language or None,
             limit=size,
             offset=(page - 1) * size,
         )

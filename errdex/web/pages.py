@@ -466,6 +466,7 @@ def pages_router() -> APIRouter:
         repo: Annotated[str, Query(max_length=300)] = "",
         error_type: Annotated[str, Query(alias="errorType", max_length=100)] = "",
         error_class: Annotated[str, Query(alias="errorClass", max_length=300)] = "",
+        language: Annotated[str, Query(max_length=50)] = "",
         page: Annotated[int, Query(ge=1, le=10_000)] = 1,
     ) -> HTMLResponse:
         services = services_of(request)
@@ -475,6 +476,7 @@ def pages_router() -> APIRouter:
             repo=repo or None,
             error_type=error_type or None,
             error_class=error_class or None,
+            language=language or None,
             limit=size,
             offset=(page - 1) * size,
         )
@@ -489,8 +491,14 @@ def pages_router() -> APIRouter:
             "repo": repo,
             "errorType": error_type,
             "errorClass": error_class,
+            "language": language,
         }
-        labels = {"repo": "Repository", "errorType": "Category", "errorClass": "Class"}
+        labels = {
+            "repo": "Repository",
+            "language": "Language",
+            "errorType": "Category",
+            "errorClass": "Class",
+        }
         facets = [
             Facet(
                 name=name,

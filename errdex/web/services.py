@@ -28,7 +28,12 @@ from errdex.store.sqlite import SQLiteStore, fts_query
 
 T = TypeVar("T")
 
-FACET_COLUMNS = {"repo": "r.repo", "errorType": "r.error_type", "errorClass": "r.error_class"}
+FACET_COLUMNS = {
+    "repo": "r.repo",
+    "language": "r.language",
+    "errorType": "r.error_type",
+    "errorClass": "r.error_class",
+}
 """Facet name (as in the API's query string) → column of the ``records`` table."""
 
 INGEST_LOCATION = "POST /api/ingest"
@@ -284,6 +289,7 @@ class Services:
             ("r.repo", query.repo),
             ("r.error_class", query.error_class),
             ("r.error_type", query.error_type),
+            ("r.language", query.language),
         ):
             if value is not None:
                 where.append(f"{column} = ?")
