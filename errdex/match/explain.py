@@ -225,8 +225,9 @@ class Explainer:
         primary = len(parsed.errors) - 1
         for number, error in enumerate(parsed.errors):
             self._collect(number, error, candidates, original_lines if number == primary else [])
+        plain: dict[tuple[int, int, bool, str, bool], _Candidate] = {}
         for candidate in candidates.values():
-            self._score(candidate, parsed.errors[candidate.error])
+            self._score(candidate, parsed.errors[candidate.error], plain)
         rowids = self.index.rowids
         ranked = sorted(candidates.values(), key=lambda c: (-c.score, rowids[c.record]))
         exact = [c for c in ranked if c.exact]
@@ -390,13 +391,49 @@ class Explainer:
         if gain > candidate.frame_gain:
             candidate.frame_gain, candidate.frame_note = gain, note
 
-    def _score(self, candidate: _Candidate, error: ParsedError) -> None:
-        """Score a candidate from its evidence; exact needs the message and no contradiction."""
+    def _score(
+        self,
+        candidate: _Candidate,
+        error: ParsedError,
+        plain: dict[tuple[int, int, bool, str, bool], _Candidate],
+    ) -> None:
+        """Score a candidate from its evidence; exact needs the message and no contradiction.
+
+        Candidates with nothing of their own (no frame, logger or line evidence) score alike
+        when they share the template, the class and the package test — the hundreds of sites
+        of one message in a big package — so each such group is scored once (``plain``).
+        """
         index = self.index
         record = candidate.record
         template_number = index.template_of(record)
         template = index.template(template_number)
         evidence = candidate.evidence
+        package = (error.qualified_class or "").split(".")[0]
+        in_package = bool(
+            package
+            and package != error.qualified_class
+            and _in_package(index.path(record), package)
+        )
+        key = None
+        if not (
+            candidate.frame_gain
+            or candidate.logger_gain
+            or candidate.line_note
+            or candidate.frame_note
+            or evidence
+        ):
+            key = (
+                candidate.error,
+                template_number,
+                candidate.captures is not None,
+                index.error_class(record),
+                in_package,
+            )
+            same = plain.get(key)
+            if same is not None:
+                candidate.score, candidate.exact = same.score, same.exact
+                candidate.evidence = list(same.evidence)
+                return
         score = candidate.frame_gain + candidate.logger_gain
         if candidate.captures is not None:
             score += 50.0 + min(template.literal_length, 60) / 6
@@ -432,12 +469,7 @@ class Explainer:
         if weak:
             score -= 10.0
             evidence.append("the template has almost no literal text")
-        package = (error.qualified_class or "").split(".")[0]
-        if (
-            package
-            and package != error.qualified_class
-            and _in_package(index.path(record), package)
-        ):
+        if in_package:
             score += 8.0
             evidence.append(f"the class is qualified with the record's package ({package})")
         candidate.score = score
@@ -447,6 +479,8 @@ class Explainer:
             and not contradiction
             and (not weak or candidate.frame_gain >= 30.0)
         )
+        if key is not None:
+            plain[key] = candidate
 
     def _mark_ambiguity(self, exact: list[_Candidate]) -> bool:
         """Note when the best exact matches are identical templates nothing tells apart."""
