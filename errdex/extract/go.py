@@ -60,7 +60,6 @@ sentinel of the source), and constructions of error types (dropped when the type
 
 from __future__ import annotations
 
-import functools
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
@@ -74,6 +73,7 @@ from errdex.extract.treesitter import (
     hole,
     literal,
     merge,
+    query_matches,
 )
 from errdex.models import (
     FileResult,
@@ -86,7 +86,7 @@ from errdex.models import (
 )
 
 if TYPE_CHECKING:
-    from tree_sitter import Node, Query
+    from tree_sitter import Node
 
 __all__ = ["GRPC_CODES", "HTTP_STATUS", "GoExtractor", "go_unescape", "printf_parts", "status_text"]
 
@@ -264,15 +264,6 @@ _ASSIGNMENT_QUERY = """
 (var_spec name: (identifier) @name . value: (expression_list . (_) @value .))
 (const_spec name: (identifier) @name . value: (expression_list . (_) @value .))
 """
-
-
-@functools.cache
-def _query(source: str) -> Query:
-    from tree_sitter import Query
-    from tree_sitter_language_pack import get_language
-
-    query: Query = Query(get_language("go"), source)
-    return query
 
 
 def status_text(code: int) -> str:
@@ -649,10 +640,8 @@ class _Miner:
         found = self._locals.get(function.start_byte)
         if found is not None:
             return found
-        from tree_sitter import QueryCursor
-
         found = {}
-        for _, captures in QueryCursor(_query(_ASSIGNMENT_QUERY)).matches(function):
+        for _, captures in query_matches("go", _ASSIGNMENT_QUERY, function):
             name, value = captures["name"][0], captures["value"][0]
             assignment = value.parent.parent if value.parent is not None else None
             operator = assignment.child_by_field_name("operator") if assignment else None
@@ -1617,12 +1606,10 @@ class GoExtractor(TreeSitterExtractor):
 
     def find_sites(self, root: Node, context: FileContext) -> None:
         """Read the declarations, then each call and ``return`` value the query finds."""
-        from tree_sitter import QueryCursor
-
         miner = _Miner(root, context)
         miner.declarations()
         found: list[tuple[int, int, str, Node]] = []
-        for _, captures in QueryCursor(_query(_SITE_QUERY)).matches(root):
+        for _, captures in query_matches("go", _SITE_QUERY, root):
             if "call" in captures:
                 node = captures["call"][0]
                 found.append((node.start_byte, -node.end_byte, "call", node))

@@ -41,7 +41,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from errdex.extract.treesitter import FileContext, Scope, TreeSitterExtractor, merge
+from errdex.extract.treesitter import (
+    FileContext,
+    Scope,
+    TreeSitterExtractor,
+    compiled_query,
+    merge,
+)
 from errdex.models import (
     FileResult,
     Location,
@@ -735,9 +741,6 @@ def _fix_surrogates(text: str) -> str:
 
 @functools.cache
 def _query(grammar: str) -> Query:
-    from tree_sitter import Query
-    from tree_sitter_language_pack import get_language
-
     classes = " ".join(
         f"({t})" for t in _CLASS_TYPES if grammar != "javascript" or "abstract" not in t
     )
@@ -752,8 +755,7 @@ def _query(grammar: str) -> Query:
         (import_statement) @import
         (export_statement) @export
     """
-    query: Query = Query(get_language(grammar), source)  # type: ignore[arg-type]
-    return query
+    return compiled_query(grammar, source)
 
 
 def _unwrap(node: Node) -> Node:

@@ -44,6 +44,7 @@ __all__ = [
     "FileContext",
     "Scope",
     "TreeSitterExtractor",
+    "compiled_query",
     "dump_parts",
     "hole",
     "literal",
@@ -85,11 +86,12 @@ def query_matches(grammar: str, source: str, root: Node) -> list[tuple[int, dict
     """
     from tree_sitter import QueryCursor
 
-    return QueryCursor(_compiled_query(grammar, source)).matches(root)
+    return QueryCursor(compiled_query(grammar, source)).matches(root)
 
 
 @functools.cache
-def _compiled_query(grammar: str, source: str) -> Query:
+def compiled_query(grammar: str, source: str) -> Query:
+    """Compile a tree-sitter query for a grammar, once per process."""
     from tree_sitter import Query
     from tree_sitter_language_pack import get_language
 

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from errdex.match.parse import (
+    MAX_MESSAGE_LINES,
     RECOGNISERS,
     Block,
     Frame,
@@ -41,7 +42,6 @@ _AT = re.compile(
 )
 _MORE = re.compile(r"\.\.\. (?P<count>\d+) (?:more|common frames omitted)\s*\Z")
 _LOCATION = re.compile(r"(?P<file>[^:]+?)(?::(?P<line>\d+))?\Z")
-_MAX_MESSAGE_LINES = 200
 _MAX_FRAMES = 400
 
 
@@ -106,7 +106,7 @@ def _is_frame(line: str) -> bool:
 def _message_end(lines: Sequence[str], start: int) -> int | None:
     """The line of the first frame after an exception line's message, or None."""
     i = start
-    while i < len(lines) and i - start < _MAX_MESSAGE_LINES:
+    while i < len(lines) and i - start < MAX_MESSAGE_LINES:
         if _is_frame(lines[i]):
             return i
         if _HEADER.match(lines[i].strip()) and lines[i].strip().startswith(
@@ -154,7 +154,7 @@ def read_java(scan: Scan, start: int, floor: int) -> Block | None:
             chain.append(current)
             i += 1
             continue
-        if not current.frames and text and len(current.message) < _MAX_MESSAGE_LINES:
+        if not current.frames and text and len(current.message) < MAX_MESSAGE_LINES:
             current.message.append(raw.rstrip())
             i += 1
             continue

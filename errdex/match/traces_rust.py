@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 
 from errdex.match.parse import (
+    MAX_MESSAGE_LINES,
     RECOGNISERS,
     Block,
     Frame,
@@ -44,7 +45,6 @@ _BACKTRACE = re.compile(r"(?:stack|Stack) backtrace:\s*\Z")
 _FRAME = re.compile(r"\s*(?P<number>\d+): (?P<function>.+?)\s*\Z")
 _AT = re.compile(r"\s+at (?P<path>.+?):(?P<line>\d+)(?::\d+)?\s*\Z")
 _CAUSE = re.compile(r"(?: {4}|\t)(?:(?P<number>\d+): )?(?P<message>.*)\Z")
-_MAX_MESSAGE_LINES = 200
 _MAX_FRAMES = 200
 
 
@@ -89,7 +89,7 @@ def read_panic(scan: Scan, start: int, floor: int) -> Block | None:
     if head["path"] is not None:
         path, line = head["path"], _int(head["line"])
         message: list[str] = []
-        while i < len(lines) and len(message) < _MAX_MESSAGE_LINES:
+        while i < len(lines) and len(message) < MAX_MESSAGE_LINES:
             text = lines[i]
             if _NOTE.match(text.strip()) or _BACKTRACE.match(text.strip()):
                 break
@@ -102,7 +102,7 @@ def read_panic(scan: Scan, start: int, floor: int) -> Block | None:
     else:
         found = _OLD_END.match(head["message"])
         message = [head["message"]]
-        while found is None and i < len(lines) and len(message) < _MAX_MESSAGE_LINES:
+        while found is None and i < len(lines) and len(message) < MAX_MESSAGE_LINES:
             message.append(lines[i])
             found = _OLD_END.match(lines[i])
             i += 1
@@ -137,7 +137,7 @@ def read_anyhow(scan: Scan, start: int, floor: int) -> Block | None:
         return None
     message = [first[len("Error: ") :]]
     i = start + 1
-    while i < len(lines) and lines[i].strip() and len(message) < _MAX_MESSAGE_LINES:
+    while i < len(lines) and lines[i].strip() and len(message) < MAX_MESSAGE_LINES:
         message.append(lines[i])
         i += 1
     if i + 1 >= len(lines) or lines[i + 1].strip() != "Caused by:":
@@ -150,7 +150,7 @@ def read_anyhow(scan: Scan, start: int, floor: int) -> Block | None:
             break
         if cause["number"] is not None or not causes:
             causes.append([cause["message"]])
-        elif len(causes[-1]) < _MAX_MESSAGE_LINES:
+        elif len(causes[-1]) < MAX_MESSAGE_LINES:
             causes[-1].append(lines[i].strip())
         i += 1
     frames: list[Frame] = []

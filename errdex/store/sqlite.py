@@ -168,6 +168,37 @@ MAX_WORD_RECORDS = 2000
 """An any-word search ignores words that more records than this hold."""
 
 
+def search_clause(query: SearchQuery, text: str | None = None) -> tuple[str, str, list[Any]]:
+    """The join, ``WHERE`` clause and parameters that select a query's records (``r``).
+
+    Args:
+        query: The search.
+        text: The words to match instead of ``query.text`` (an any-word search narrows them).
+
+    Returns:
+        The FTS join (empty without words), the clause (empty without conditions), the
+        parameters in order.
+    """
+    text = query.text if text is None else text
+    where: list[str] = []
+    params: list[Any] = []
+    join = ""
+    if text.strip():
+        join = "JOIN records_fts f ON f.rowid = r.rowid"
+        where.append("records_fts MATCH ?")
+        params.append(fts_query(text, any_words=query.any_words))
+    for column, value in (
+        ("r.repo", query.repo),
+        ("r.error_class", query.error_class),
+        ("r.error_type", query.error_type),
+        ("r.language", query.language),
+    ):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    return join, ("WHERE " + " AND ".join(where)) if where else "", params
+
+
 def fts_query(text: str, *, any_words: bool = False) -> str:
     """Quote each word of a user's text so FTS5 reads it as plain terms, never as syntax.
 
@@ -631,30 +662,13 @@ class SQLiteStore:
         return [int(row[0]) for row in rows]
 
     def _search(self, query: SearchQuery, columns: str, *, count: bool) -> tuple[list[Any], int]:
-        where: list[str] = []
-        params: list[Any] = []
-        join = ""
-        order = "r.repo, r.file_path, r.line_number"
         text = query.text
         if query.any_words and text.strip():
             text = " ".join(self._rare_words(text))
             if not text:
                 return [], 0
-        if text.strip():
-            join = "JOIN records_fts f ON f.rowid = r.rowid"
-            where.append("records_fts MATCH ?")
-            params.append(fts_query(text, any_words=query.any_words))
-            order = "bm25(records_fts), r.rowid"
-        for column, value in (
-            ("r.repo", query.repo),
-            ("r.error_class", query.error_class),
-            ("r.error_type", query.error_type),
-            ("r.language", query.language),
-        ):
-            if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
-        clause = ("WHERE " + " AND ".join(where)) if where else ""
+        join, clause, params = search_clause(query, text)
+        order = "bm25(records_fts), r.rowid" if join else "r.repo, r.file_path, r.line_number"
         try:
             total = (
                 self._db.execute(

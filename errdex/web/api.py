@@ -194,12 +194,7 @@ def api_router() -> APIRouter:
             limit=size,
             offset=(page - 1) * size,
         )
-
-        def run() -> tuple[list[ErrorRecord], int, dict[str, dict[str, int]]]:
-            records, total = services.read(lambda store: store.search(query))
-            return records, total, services.facets(query)
-
-        records, total, facets = await run_limited(services, run)
+        records, total, facets = await run_limited(services, lambda: services.search(query))
         return {
             "ok": True,
             "total": total,

@@ -480,12 +480,7 @@ def pages_router() -> APIRouter:
             limit=size,
             offset=(page - 1) * size,
         )
-
-        def run() -> tuple[list[ErrorRecord], int, dict[str, dict[str, int]]]:
-            records, total = services.read(lambda store: store.search(query))
-            return records, total, services.facets(query)
-
-        records, total, counts = await run_limited(services, run)
+        records, total, counts = await run_limited(services, lambda: services.search(query))
         current: dict[str, str | int | None] = {
             "q": q,
             "repo": repo,

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 from urllib.parse import quote
 
 import anyio
@@ -19,12 +19,12 @@ import anyio
 from errdex.errors import RecordFormatError
 from errdex.match.explain import Explainer, Explanation
 from errdex.match.index import MatcherIndex
-from errdex.models import RecordEnvelope
+from errdex.models import ErrorRecord, RecordEnvelope
 from errdex.pipeline import ImportReport, Pipeline
 from errdex.settings import Settings
 from errdex.store.base import RecordStore, SearchQuery
 from errdex.store.jsonl import RecordFormat, parse_line
-from errdex.store.sqlite import SQLiteStore, fts_query
+from errdex.store.sqlite import SQLiteStore, search_clause
 
 T = TypeVar("T")
 
@@ -272,29 +272,20 @@ class Services:
                 self._current_index(connection.store, wait=True)
         return report
 
+    def search(
+        self, query: SearchQuery
+    ) -> tuple[list[ErrorRecord], int, dict[str, dict[str, int]]]:
+        """One page of records matching a query, the total, and the facet counts (blocking)."""
+        records, total = self.read(lambda store: store.search(query))
+        return records, total, self.facets(query)
+
     def facets(self, query: SearchQuery) -> dict[str, dict[str, int]]:
-        """Count the records matching a query by repo, category and class.
+        """Count the records matching a query by repo, language, category and class.
 
         Read through a read-only connection of its own to the store's SQLite file (the
         ``records`` and ``records_fts`` tables); a store that is not a file has no facets.
         """
-        where: list[str] = []
-        params: list[Any] = []
-        join = ""
-        if query.text.strip():
-            join = "JOIN records_fts f ON f.rowid = r.rowid"
-            where.append("records_fts MATCH ?")
-            params.append(fts_query(query.text, any_words=query.any_words))
-        for column, value in (
-            ("r.repo", query.repo),
-            ("r.error_class", query.error_class),
-            ("r.error_type", query.error_type),
-            ("r.language", query.language),
-        ):
-            if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
-        clause = ("WHERE " + " AND ".join(where)) if where else ""
+        join, clause, params = search_clause(query)
         result: dict[str, dict[str, int]] = {name: {} for name in FACET_COLUMNS}
         with self._connection() as connection:
             database = self._facet_connection(connection)
