@@ -48,6 +48,19 @@ def download_wheel(name: str, version: str) -> Path:
         timeout=600,
     )
     found = sorted(target.glob("*.whl"))
+    if result.returncode != 0 and "invalid metadata" in result.stderr:
+        # pip 24.1+ refuses old releases whose metadata no longer parses (celery 4.1.0); take
+        # the wheel PyPI lists for that version, as ``errdex mine pypi:`` does.
+        from errdex.errors import SourceNotFoundError
+        from errdex.extract.pypi import PypiSpec, registry_download
+
+        try:
+            found = [registry_download(PypiSpec(name, name, version), target)]
+        except SourceNotFoundError as exc:
+            pytest.fail(f"cannot download {name}=={version}: {exc}", pytrace=False)
+        if found[0].suffix != ".whl":
+            pytest.fail(f"PyPI lists no wheel of {name}=={version}", pytrace=False)
+        return found[0]
     if result.returncode != 0 or not found:
         pytest.fail(
             f"cannot download {name}=={version} from the package index "

@@ -8,14 +8,17 @@ keeps per machine is the reference the mined files and lines are checked against
 from __future__ import annotations
 
 import hashlib
+import http.server
 import json
 import os
+import threading
 
 import pytest
 from corpus import download_wheel, unpacked_wheel
 
+from errdex.errors import SourceNotFoundError
 from errdex.extract.archives import ArchiveLimits
-from errdex.extract.pypi import PypiSource, parse_spec
+from errdex.extract.pypi import PypiSource, parse_spec, registry_download
 
 pytestmark = pytest.mark.network
 
@@ -210,3 +213,79 @@ def test_parse_spec_normalises_the_name():
         "requests-toolbelt==1.0.0",
     )
     assert parse_spec("pypi:docopt").version is None
+
+
+def test_release_with_metadata_pip_refuses_is_taken_from_the_index(tmp_path):
+    # celery 4.1.0 declares ``pytz (>dev)``, which pip 24.1+ refuses as invalid metadata; its
+    # source is still what users of that version run, so errdex takes the file the index lists.
+    source = PypiSource.open("pypi:celery==4.1.0", cache_dir=tmp_path, limits=ArchiveLimits())
+    assert source.downloaded and source.archive.name == "celery-4.1.0-py2.py3-none-any.whl"
+    assert (source.info.package, source.info.version) == ("celery", "4.1.0")
+    paths = {f.path for f in source.files(wanted=(".py",), max_bytes=10**7, include_tests=False)}
+    assert "celery/worker/consumer/consumer.py" in paths
+
+
+class _Index(http.server.BaseHTTPRequestHandler):
+    """A PEP 691 simple index on loopback listing one wheel, whose digest may be wrong."""
+
+    wheel = b""
+    digest = ""
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        if self.path == "/simple/demo/":
+            body = json.dumps(
+                {
+                    "files": [
+                        {"filename": "demo-1.0.tar.gz", "url": "/f/demo-1.0.tar.gz", "hashes": {}},
+                        {
+                            "filename": "demo-1.0-py3-none-any.whl",
+                            "url": "/f/demo-1.0-py3-none-any.whl",
+                            "hashes": {"sha256": self.digest},
+                        },
+                        {"filename": "demo-2.0-py3-none-any.whl", "url": "/f/x", "hashes": {}},
+                    ]
+                }
+            ).encode()
+        elif self.path == "/f/demo-1.0-py3-none-any.whl":
+            body = self.wheel
+        else:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format, *args):  # noqa: A002 - http.server's signature
+        pass
+
+
+@pytest.fixture
+def simple_index():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Index)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/simple"
+    server.shutdown()
+    server.server_close()
+
+
+def test_registry_download_prefers_the_pure_wheel_and_checks_its_digest(tmp_path, simple_index):
+    _Index.wheel = b"PK not really a zip"
+    _Index.digest = hashlib.sha256(_Index.wheel).hexdigest()
+    spec = parse_spec("pypi:demo==1.0")
+    archive = registry_download(spec, tmp_path, index=simple_index)
+    assert archive == tmp_path / "demo-1.0-py3-none-any.whl"
+    assert archive.read_bytes() == _Index.wheel
+
+    _Index.digest = "0" * 64
+    again = tmp_path / "again"
+    again.mkdir()
+    with pytest.raises(SourceNotFoundError, match="does not match the index's sha256"):
+        registry_download(spec, again, index=simple_index)
+    assert not list(again.iterdir())
+
+    with pytest.raises(SourceNotFoundError, match="lists no pure wheel or sdist"):
+        registry_download(parse_spec("pypi:demo==3.0"), again, index=simple_index)
+    with pytest.raises(SourceNotFoundError, match="404"):
+        registry_download(parse_spec("pypi:absent==1.0"), again, index=simple_index)

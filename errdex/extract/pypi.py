@@ -23,6 +23,8 @@ the cache without any network once it is there.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -30,6 +32,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
+import urllib.request
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -55,6 +59,12 @@ _SPEC = re.compile(
 _VERSION = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._+!-]*[A-Za-z0-9])?$")
 _MANIFEST = "manifest.json"
 _STALE_SECONDS = 24 * 3600
+
+PYPI_SIMPLE_URL = "https://pypi.org/simple"
+"""PyPI's simple index, asked for a release's files when pip refuses the release's metadata."""
+
+MAX_DOWNLOAD_BYTES = 512 * 1024 * 1024
+"""The largest archive the JSON API fallback downloads."""
 
 
 @dataclass(frozen=True)
@@ -174,12 +184,111 @@ def pip_download(spec: PypiSpec, dest: Path) -> Path:
             source=spec.text,
         ) from exc
     files = [path for path in dest.iterdir() if path.is_file()]
+    if result.returncode != 0 and spec.version and "invalid metadata" in result.stderr:
+        # pip 24.1 and newer refuse old releases whose metadata no longer parses (celery
+        # 4.1.0's ``pytz (>dev)``); errdex only reads their source, so it takes the file the
+        # index lists for that version instead.
+        return registry_download(spec, dest)
     if result.returncode != 0 or len(files) != 1:
         reason = _one_line(result.stderr) if result.returncode else f"{len(files)} files"
         raise SourceNotFoundError(
             f"cannot download {spec.text} with pip: {reason}", source=spec.text
         )
     return files[0]
+
+
+def _release_file(name: str, filename: str) -> tuple[str, str] | None:
+    """Read ``(normalised name, version)`` from a wheel's or an sdist's file name."""
+    if filename.endswith(".whl"):
+        parts = filename[: -len(".whl")].split("-")
+        return (normalize_name(parts[0]), parts[1]) if len(parts) >= 5 else None
+    for suffix in (".tar.gz", ".zip"):
+        if filename.endswith(suffix):
+            stem, _, version = filename[: -len(suffix)].rpartition("-")
+            return (normalize_name(stem), version) if stem else None
+    return None
+
+
+def _remove_partial(dest: Path) -> None:
+    for path in dest.iterdir():
+        if path.is_file():
+            path.unlink()
+
+
+def registry_download(spec: PypiSpec, dest: Path, *, index: str = PYPI_SIMPLE_URL) -> Path:
+    """Download a pinned release's file as the index's JSON simple API lists it (PEP 691).
+
+    Takes what pip would take: a pure-Python wheel, else the sdist, and checks its sha256.
+    Used when pip refuses the release (its metadata does not parse under today's rules).
+
+    Args:
+        spec: The release (its version must be pinned).
+        dest: An empty directory the file is written to.
+        index: The simple index's address.
+
+    Returns:
+        The downloaded archive.
+
+    Raises:
+        SourceNotFoundError: The release, or a file errdex can read, is not on the index; the
+            download failed, is too large, or does not match its digest.
+    """
+    if spec.version is None:
+        raise SourceNotFoundError(f"cannot download {spec.text}: no version", source=spec.text)
+    url = f"{index}/{urllib.parse.quote(spec.name)}/"
+    request = urllib.request.Request(url, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            project = json.loads(response.read(64 * 1024 * 1024))
+        files = [
+            f
+            for f in project.get("files") or []
+            if _release_file(spec.name, str(f.get("filename", ""))) == (spec.name, spec.version)
+        ]
+        wheels = [f for f in files if str(f["filename"]).endswith("-none-any.whl")]
+        sdists = [f for f in files if not str(f["filename"]).endswith(".whl")]
+        chosen = (wheels or sdists or [None])[0]
+        if chosen is None:
+            raise SourceNotFoundError(
+                f"cannot download {spec.text}: {index} lists no pure wheel or sdist of it",
+                source=spec.text,
+            )
+        name = Path(str(chosen["filename"])).name
+        digest = hashlib.sha256()
+        target = dest / name
+        size = 0
+        address = urllib.parse.urljoin(url, str(chosen["url"]))
+        with (
+            urllib.request.urlopen(address, timeout=PIP_TIMEOUT) as response,
+            target.open("wb") as stream,
+        ):
+            while block := response.read(1 << 20):
+                size += len(block)
+                if size > MAX_DOWNLOAD_BYTES:
+                    raise SourceNotFoundError(
+                        f"cannot download {spec.text}: {name} is larger than "
+                        f"{MAX_DOWNLOAD_BYTES // (1024 * 1024)} MB",
+                        source=spec.text,
+                    )
+                digest.update(block)
+                stream.write(block)
+    except SourceNotFoundError:
+        _remove_partial(dest)
+        raise
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        # urllib's errors are OSErrors; a malformed answer is a ValueError or a KeyError.
+        _remove_partial(dest)
+        raise SourceNotFoundError(
+            f"cannot download {spec.text} from {url}: {exc}", source=spec.text
+        ) from exc
+    expected = (chosen.get("hashes") or {}).get("sha256")
+    if expected and digest.hexdigest() != expected:
+        target.unlink(missing_ok=True)
+        raise SourceNotFoundError(
+            f"cannot download {spec.text}: {name} does not match the index's sha256",
+            source=spec.text,
+        )
+    return target
 
 
 def _metadata_file(tree: Path, kind: str, prefix: str) -> Path | None:
