@@ -8,10 +8,12 @@ Per-file failures become :class:`~errdex.models.Problem` entries and never abort
 
 from __future__ import annotations
 
+import gc
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -144,11 +146,31 @@ def _extract_chunk(
     """
     chosen = extractors(window=window, languages=languages)
     batch: list[tuple[str | None, Problem | None]] = []
-    for file in files:
-        extractor = next(e for e in chosen if file.path.endswith(e.suffixes))
-        mined, problem = mine_file_json(extractor, file, strict=strict)
-        batch.append((mined[1] if mined is not None else None, problem))
+    with _collector_paused():
+        for file in files:
+            extractor = next(e for e in chosen if file.path.endswith(e.suffixes))
+            mined, problem = mine_file_json(extractor, file, strict=strict)
+            batch.append((mined[1] if mined is not None else None, problem))
     return batch
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while mining (#3).
+
+    Mining keeps millions of objects alive (a file's syntax tree while it is analysed, then
+    every file's sites and records) and the collector would walk all of them again and again
+    for nothing: extraction and linking create no reference cycles, so reference counting
+    frees what they drop (the few small cycles left wait for the next collection after the
+    run). Collecting took about a tenth of a run.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 _CHUNK = 16
@@ -217,6 +239,10 @@ class Pipeline:
             ExtractionError: A file cannot be mined and ``settings.strict`` is set.
             StoreError: The store cannot be written (the previous records stay).
         """
+        with _collector_paused():
+            return self._mine(source, progress)
+
+    def _mine(self, source: Source, progress: ProgressCallback | None) -> RunReport:
         started = time.perf_counter()
         mined_at = utc_now()
         info = source.info.model_copy(update={"mined_at": mined_at})
@@ -437,20 +463,21 @@ class Pipeline:
     def _sites_of(self, source: Source) -> dict[str, list[RaiseSite]]:
         """Mine a source without storing it; return its sites by file path."""
         results: list[tuple[Extractor, FileResult]] = []
-        for file in source.files(
-            wanted=self._wanted,
-            max_bytes=self.settings.max_file_bytes,
-            include_tests=self.settings.include_tests,
-        ):
-            if file.data is None:
-                continue
-            extractor = self._pick(file.path)
-            result, _ = mine_file(extractor, file, strict=False)
-            if result is not None:
-                results.append((extractor, result))
         by_path: dict[str, list[RaiseSite]] = {}
-        for site in self._link(results):
-            by_path.setdefault(site.path, []).append(site)
+        with _collector_paused():
+            for file in source.files(
+                wanted=self._wanted,
+                max_bytes=self.settings.max_file_bytes,
+                include_tests=self.settings.include_tests,
+            ):
+                if file.data is None:
+                    continue
+                extractor = self._pick(file.path)
+                result, _ = mine_file(extractor, file, strict=False)
+                if result is not None:
+                    results.append((extractor, result))
+            for site in self._link(results):
+                by_path.setdefault(site.path, []).append(site)
         return by_path
 
     def import_files(self, paths: Sequence[Path]) -> ImportReport:

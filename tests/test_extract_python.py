@@ -907,3 +907,41 @@ def test_a_function_of_thousands_of_branches_is_mined_in_near_linear_time():
     sites = extractor.link([extractor.extract(SourceFile("big.py", source.encode()))])
     assert time.process_time() - started < 3.0
     assert [site.template.text for site in sites] == [f"bad {i}" for i in range(count)]
+
+
+def test_extraction_and_link_leave_no_reference_cycles():
+    # The pipeline pauses the cyclic collector while it mines (#3): what extract and link
+    # drop must be freed by reference counting alone (the extractor and its template builder,
+    # the linker while it walks class bases), or every result would live until the end.
+    import gc
+
+    files = {
+        "pkg/errors.py": """
+            class BaseError(Exception):
+                pass
+
+            class NotFound(BaseError):
+                message = "not found"
+        """,
+        "pkg/api.py": """
+            from pkg.errors import NotFound
+
+            MSG = "bad value {}"
+
+            def check(value):
+                if value is None:
+                    raise NotFound()
+                raise ValueError(MSG.format(value))
+        """,
+    }
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        sites = mine(files)
+        assert {site.error_class for site in sites} == {"NotFound", "ValueError"}
+        del sites
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()

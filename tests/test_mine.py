@@ -292,6 +292,40 @@ def test_parallel_mining_gives_the_same_records(cli, tmp_path, db):
     assert [r["id"] for r in records_of(cli)] == [r["id"] for r in serial_records]
 
 
+def test_mining_pauses_the_cyclic_collector_and_restores_it(tmp_path, monkeypatch):
+    # Collecting walked every result alive again and again, up to a sixth of a run (#3).
+    import gc
+
+    from errdex.extract.files import open_source
+    from errdex.extract.python import PythonExtractor
+    from errdex.pipeline import Pipeline
+    from errdex.settings import Settings
+    from errdex.store.sqlite import SQLiteStore
+
+    seen: list[bool] = []
+    extract = PythonExtractor.extract
+
+    def spy(self, file):
+        seen.append(gc.isenabled())
+        return extract(self, file)
+
+    monkeypatch.setattr(PythonExtractor, "extract", spy)
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "m.py").write_text('raise ValueError("bad")\n')
+    for enabled in (True, False):
+        db = tmp_path / f"store-{enabled}.sqlite3"
+        with SQLiteStore(db) as store:
+            (gc.enable if enabled else gc.disable)()
+            try:
+                report = Pipeline(Settings(db=db), store).mine(open_source(str(src)))
+                assert gc.isenabled() is enabled
+            finally:
+                gc.enable()
+        assert report.records == 1
+    assert seen == [False, False]
+
+
 def test_lone_surrogates_in_string_constants_are_stored_escaped(cli, tmp_path):
     src = tmp_path / "proj"
     src.mkdir()

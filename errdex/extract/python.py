@@ -72,7 +72,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-import gc
+import functools
 import io
 import re
 import tokenize
@@ -180,6 +180,22 @@ _MESSAGE_NAME = re.compile(
     r"msg|message|text|err|detail|reason|warning|fmt|template|description|hint", re.IGNORECASE
 )
 _MESSAGE_VARIABLE = re.compile(r"msg|message|text|reason|detail|description", re.IGNORECASE)
+
+
+# The walk asks these of nearly every call and name, and names recur: a dictionary lookup is
+# several times cheaper than the search (#3).
+@functools.lru_cache(maxsize=1 << 16)
+def _helper_like(name: str) -> bool:
+    """Tell whether a function of this name may hand a message to a helper (``_HELPER_NAME``)."""
+    return _HELPER_NAME.search(name) is not None
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _message_like(name: str) -> bool:
+    """Tell whether a name evidently holds or builds text (``_MESSAGE_NAME``)."""
+    return _MESSAGE_NAME.search(name) is not None
+
+
 _MAX_PENDING_DEPTH = 8
 
 # -- code facts (#5)
@@ -728,9 +744,11 @@ class _ModuleExtractor:
     def release(self) -> None:
         """Drop every reference to the tree, so that it is freed as soon as the file is done.
 
-        The extractor and its template builder refer to each other; without this, the tree
-        would live until the cyclic collector walks all of it.
+        The extractor and its template builder refer to each other: the builder is replaced
+        by one without callbacks, so that reference counting frees the extractor too (the
+        pipeline pauses the cyclic collector while it mines, #3).
         """
+        self.builder = TemplateBuilder()
         self._guards = []
         self._handlers = []
         self._trys = []
@@ -849,13 +867,13 @@ class _ModuleExtractor:
             return inner is not None and "message" in inner.lower()
         if isinstance(node, ast.Call):
             callee = _class_name(node.func)
-            return callee is not None and bool(_MESSAGE_NAME.search(callee))
+            return callee is not None and _message_like(callee)
         name = _class_name(node)
         if name is None:
             return False
         if isinstance(node, ast.Name) and node.id in self._scope.caught:
             return False
-        return bool(_MESSAGE_NAME.search(name)) or (name.isupper() and len(name) > 1)
+        return _message_like(name) or (name.isupper() and len(name) > 1)
 
     def _constant_templates(self, value: ast.expr, form: str) -> list[Built] | None:
         if not self.builder.is_string_like(value):
@@ -1743,7 +1761,7 @@ class _ModuleExtractor:
         """Keep a call that may pass a message to a helper, as a candidate site for link."""
         func = call.func
         name = _class_name(func)
-        if name is None or _is_class_like(name) or not _HELPER_NAME.search(name):
+        if name is None or _is_class_like(name) or not _helper_like(name):
             return False
         if name in _LOG_LEVELS or name in ("warn", "warning"):
             return False
@@ -3404,27 +3422,34 @@ class _Linker:
         if cls is None:
             result = list(_BUILTIN_ANCESTORS.get(name.rpartition(".")[2], ()))
         else:
-            seen = {cls}
-
-            def visit(owner: str, qualname: str) -> None:
-                for base in self._class(owner, qualname).get("bases") or []:
-                    if base == "object":
-                        continue
-                    parent = self.find_class(owner, base)
-                    if parent is not None:
-                        if parent not in seen:
-                            seen.add(parent)
-                            result.append(parent[1].rpartition(".")[2])
-                            visit(*parent)
-                        continue
-                    short = base.rpartition(".")[2]
-                    builtin = _BUILTIN_ANCESTORS.get(short)
-                    result.extend([base if builtin is None else short, *(builtin or ())])
-
-            visit(*cls)
+            self._visit_bases(cls, {cls}, result)
             result = _linear(result)
         self._ancestors[key] = result
         return result
+
+    def _visit_bases(
+        self, cls: tuple[str, str], seen: set[tuple[str, str]], result: list[str]
+    ) -> None:
+        """Append a class's ancestors to ``result``, depth first (see :meth:`ancestors`).
+
+        A method rather than a nested recursive function: such a function refers to itself
+        through its closure, and the cycle would keep the linker (every result) alive until
+        the cyclic collector runs (#3).
+        """
+        owner, qualname = cls
+        for base in self._class(owner, qualname).get("bases") or []:
+            if base == "object":
+                continue
+            parent = self.find_class(owner, base)
+            if parent is not None:
+                if parent not in seen:
+                    seen.add(parent)
+                    result.append(parent[1].rpartition(".")[2])
+                    self._visit_bases(parent, seen, result)
+                continue
+            short = base.rpartition(".")[2]
+            builtin = _BUILTIN_ANCESTORS.get(short)
+            result.extend([base if builtin is None else short, *(builtin or ())])
 
     def complete_facts(self, sites: list[RaiseSite]) -> list[RaiseSite]:
         """Add what only the whole source shows to the sites' facts.
@@ -3499,18 +3524,6 @@ class PythonExtractor:
         Raises:
             ExtractionError: The file cannot be decoded or parsed.
         """
-        # The cyclic collector would walk every object alive (all results of the source so
-        # far) again and again while the tree is built; trees hold no cycles, so reference
-        # counting frees them and the collector can wait until the file is done.
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
-            return self._extract(file)
-        finally:
-            if enabled:
-                gc.enable()
-
-    def _extract(self, file: SourceFile) -> FileResult:
         data = file.data or b""
         text = decode_source(file)
         try:
