@@ -2,7 +2,7 @@ import json
 import time
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from errdex.match.compile import compile_template
@@ -199,3 +199,63 @@ def test_big_buckets_are_sorted_by_how_templates_begin():
     assert 42 in anchored and 100 in anchored and len(anchored) < 15
     matching = [t for t in everything if index.template(t).match(message) is not None]
     assert sorted(t for t in anchored if index.template(t).match(message)) == sorted(matching)
+
+
+_WORDS = ["Invalid", "value", "for", "x", "is", "not", "a", ":", "'", "`", " ", "  ", "\n", "é"]
+
+
+@settings(max_examples=300)
+@given(
+    templates=st.lists(
+        st.lists(
+            st.tuples(st.booleans(), st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4)),
+            min_size=1,
+            max_size=4,
+        ),
+        min_size=1,
+        max_size=60,
+    ),
+    values=st.lists(st.sampled_from(["", "x", "42", "Invalid value", " is ", "é"]), min_size=4),
+    chosen=st.integers(min_value=0),
+)
+def test_whole_message_lookups_never_lose_a_matching_template(templates, values, chosen):
+    # Heads, tails and the crowded split only narrow the candidates: every template that
+    # produces the message is still among them (as the unanchored search finds it).
+    rows = []
+    for number, parts in enumerate(templates):
+        data = [
+            [f"h{i}", True] if hole else ["".join(words), False]
+            for i, (hole, words) in enumerate(parts)
+        ]
+        rows.append((number + 1, "ValueError", "m.py", 1, 1, "raise", json.dumps(data)))
+    # Many templates sharing head and tail make the crowded split run.
+    rows += [
+        (
+            len(rows) + n + 1,
+            "E",
+            "m.py",
+            1,
+            1,
+            "raise",
+            json.dumps([["Invalid ", False], ["v", True], [f" key{n} here ", False], ["w", True]]),
+        )
+        for n in range(40)
+    ]
+    index = build_index(rows, version="v")
+    parts = json.loads(rows[chosen % len(templates)][6])
+    message = "".join(
+        values[i % len(values)] if hole else text for i, (text, hole) in enumerate(parts)
+    )
+    message = message.strip()
+    if not message:
+        return
+    matching = {
+        t
+        for t in range(index.template_count)
+        if not index.is_generic(t) and index.template(t).match(message) is not None
+    }
+    assert matching <= set(index.candidates(message, anchored=True))
+    assert matching <= set(index.candidates(message))
+    crowded = "Invalid 1 key7 here 2"
+    assert index.template(index.template_count - 33).match(crowded) is not None
+    assert index.template_count - 33 in index.candidates(crowded, anchored=True)

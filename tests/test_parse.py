@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from errdex.match import parse as parse_module
 from errdex.match.parse import (
@@ -446,3 +448,56 @@ def test_hostile_input_is_bounded(text: str) -> None:
     parsed, seconds = timed(text)
     assert seconds < BOUND
     assert parsed.original is text
+
+
+_LINE_PIECES = [
+    "ValueError: ",
+    "requests.exceptions.HTTPError: ",
+    "KeyError: 'phase'",
+    "Invalid value ",
+    "for `x`",
+    "[0m",
+    "[1;31m",
+    "ERROR ",
+    "2026-12-02 10:00:00 ",
+    "> ",
+    "  ",
+    "\t",
+    'File "a.py", line 3',
+    "Traceback (most recent call last):",
+    "key=value ",
+    "{",
+    "(1, 2)",
+    "...",
+    "panic: ",
+    "at Object.<anonymous> (/a.js:1:2)",
+    "E   AssertionError",
+    "thread 'main' panicked at ",
+    "```",
+    "a.py:3: UserWarning: x",
+    "—",
+    "é",
+    " ",
+    ":",
+    "\x1f",
+]
+
+
+@given(st.lists(st.sampled_from(_LINE_PIECES) | st.text(max_size=12), max_size=8))
+def test_one_line_pastes_parse_the_same_the_short_way(pieces):
+    text = "".join(pieces)
+    assert parse(text) == parse_module._parse_lines(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "KeyError: 'phase'",
+        "  requests.exceptions.HTTPError: 404 Client Error for url: https://x/[id]  ",
+        "Invalid value for `x`: must be one of [a, b]",
+        "something went wrong...",
+    ],
+)
+def test_usual_one_line_pastes_take_the_short_way(text):
+    quick = parse_module._parse_one_line(text)
+    assert quick is not None and quick == parse_module._parse_lines(text)

@@ -58,25 +58,41 @@ class CompiledTemplate:
         Returns:
             The value captured by each hole, or None when the message does not match.
         """
-        literals = self.literals
-        if not self.holes:
-            return () if message[start:] == literals[0] else None
-        first, last = literals[0], literals[-1]
-        if len(message) - start < len(first) + len(last):
+        return match_literals(self.literals, message, start)
+
+
+def match_literals(
+    literals: tuple[str, ...], message: str, start: int = 0
+) -> tuple[str, ...] | None:
+    """Match a whole message (or its end, from ``start``) against a template's literal runs.
+
+    Args:
+        literals: The literal runs around the holes (one more than the holes).
+        message: The text to match.
+        start: Match ``message[start:]`` (without copying it).
+
+    Returns:
+        The value captured by each hole, or None when the message does not match.
+    """
+    count = len(literals)
+    if count == 1:
+        return () if message[start:] == literals[0] else None
+    first, last = literals[0], literals[-1]
+    position = start + len(first)
+    end = len(message) - len(last)
+    if end < position or not message.startswith(first, start) or not message.endswith(last):
+        return None
+    if count == 2:  # one hole, the most common template
+        return (message[position:end],)
+    captures: list[str] = []
+    for literal in literals[1:-1]:
+        found = message.find(literal, position, end)
+        if found < 0:
             return None
-        if not message.startswith(first, start) or not message.endswith(last):
-            return None
-        end = len(message) - len(last)
-        position = start + len(first)
-        captures: list[str] = []
-        for literal in literals[1:-1]:
-            found = message.find(literal, position, end)
-            if found < 0:
-                return None
-            captures.append(message[position:found])
-            position = found + len(literal)
-        captures.append(message[position:end])
-        return tuple(captures)
+        captures.append(message[position:found])
+        position = found + len(literal)
+    captures.append(message[position:end])
+    return tuple(captures)
 
 
 _SPACE = re.compile(r"\s+")

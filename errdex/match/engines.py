@@ -35,14 +35,15 @@ class AhoCorasickEngine:
     """An Aho-Corasick automaton over the keys (pyahocorasick).
 
     Args:
-        keys: The keys; the bucket of ``keys[i]`` is ``i``.
+        keys: The keys; the bucket of ``keys[i]`` is ``offset + i``.
+        offset: The first key's bucket.
     """
 
     name = "aho-corasick"
 
-    def __init__(self, keys: Sequence[str]) -> None:
+    def __init__(self, keys: Sequence[str], *, offset: int = 0) -> None:
         self._automaton = ahocorasick.Automaton(ahocorasick.STORE_INTS)
-        for bucket, key in enumerate(keys):
+        for bucket, key in enumerate(keys, offset):
             self._automaton.add_word(key, bucket)
         if keys:
             self._automaton.make_automaton()
@@ -59,7 +60,8 @@ class HyperscanEngine:
     """Hyperscan in literal mode over the keys (``pip install 'errdex[fast]'``).
 
     Args:
-        keys: The keys; the bucket of ``keys[i]`` is ``i``.
+        keys: The keys; the bucket of ``keys[i]`` is ``offset + i``.
+        offset: The first key's bucket.
 
     Raises:
         MissingDependencyError: hyperscan is not installed.
@@ -67,7 +69,7 @@ class HyperscanEngine:
 
     name = "hyperscan"
 
-    def __init__(self, keys: Sequence[str]) -> None:
+    def __init__(self, keys: Sequence[str], *, offset: int = 0) -> None:
         hyperscan = _hyperscan()
         self._database: Any = None
         if keys:
@@ -75,7 +77,7 @@ class HyperscanEngine:
             encoded = [key.encode("utf-8") for key in keys]
             database.compile(
                 expressions=encoded,
-                ids=list(range(len(encoded))),
+                ids=list(range(offset, offset + len(encoded))),
                 elements=len(encoded),
                 flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(encoded),
                 literal=True,
@@ -116,12 +118,13 @@ def _hyperscan() -> Any:
     return hyperscan
 
 
-def make_engine(name: str, keys: Sequence[str]) -> PrefilterEngine:
+def make_engine(name: str, keys: Sequence[str], *, offset: int = 0) -> PrefilterEngine:
     """Build a prefilter engine by name.
 
     Args:
         name: ``aho-corasick`` or ``hyperscan``.
         keys: The keys, in bucket order.
+        offset: The first key's bucket.
 
     Returns:
         The engine.
@@ -131,7 +134,7 @@ def make_engine(name: str, keys: Sequence[str]) -> PrefilterEngine:
         MissingDependencyError: The engine's extra is not installed.
     """
     if name == "aho-corasick":
-        return AhoCorasickEngine(keys)
+        return AhoCorasickEngine(keys, offset=offset)
     if name == "hyperscan":
-        return HyperscanEngine(keys)
+        return HyperscanEngine(keys, offset=offset)
     raise UsageError(f"unknown matcher engine {name!r}; choose one of {', '.join(ENGINES)}")

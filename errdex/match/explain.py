@@ -77,7 +77,7 @@ _LEVELS = frozenset({"CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "D
 _ERRNO = re.compile(r"^\[(?:Errno|WinError) -?\d+\] ")
 
 
-@dataclass
+@dataclass(slots=True)
 class _Candidate:
     """A record under consideration for one parsed error (scored once, at the end)."""
 
@@ -151,9 +151,10 @@ def message_variants(error: ParsedError) -> list[str]:
             value = None
         if isinstance(value, str):
             variants.append(value)
-    stripped = _ERRNO.sub("", message)
-    if stripped != message:
-        variants.append(stripped)
+    if message.startswith("["):
+        stripped = _ERRNO.sub("", message)
+        if stripped != message:
+            variants.append(stripped)
     return variants
 
 
@@ -270,9 +271,9 @@ class Explainer:
             # usually is) counting most.
             lines = [line.strip() for line in error.message.splitlines() if line.strip()]
             found = self._search_lines(number, lines, candidates, "the message")
-            if not found and paste:
-                lines = [line.strip() for line in paste if line.strip()]
-                self._search_lines(number, lines, candidates, "the paste")
+            pasted = [line.strip() for line in paste if line.strip()]
+            if not found and pasted and pasted != lines:
+                self._search_lines(number, pasted, candidates, "the paste")
         frames = error.frames or self._mentions(paste)
         for position, frame in enumerate(frames):
             innermost = position == len(frames) - 1
@@ -342,18 +343,15 @@ class Explainer:
         """
         index = self.index
         specific = 0
-        loose = any("\n" in v or "  " in v for v in variants)
+        loose = False
         for variant in variants:
-            for template in index.candidates(variant, anchored=True):
-                compiled = index.template(template)
-                captures = compiled.match(variant)
-                if captures is None and (loose or compiled.multiline):
-                    captures = compiled.match_loose(variant)
-                    if captures is not None and not note:
-                        note = "the message matches the template apart from its whitespace"
-                if captures is None:
-                    continue
-                if compiled.literal_length >= SPECIFIC:
+            loose = loose or "\n" in variant or "  " in variant
+        for variant in variants:
+            proposed = index.candidates(variant, anchored=True)
+            for template, captures, loosely in index.verify(proposed, variant, loose=loose):
+                if loosely and not note:
+                    note = "the message matches the template apart from its whitespace"
+                if index.literal_length(template) >= SPECIFIC:
                     specific += 1
                 for record in index.records_of(template)[:MAX_CANDIDATES]:
                     if record not in candidates:
@@ -363,9 +361,9 @@ class Explainer:
         return specific
 
     def _verify(self, record: int, variants: list[str]) -> tuple[str, ...] | None:
-        template = self.index.template(self.index.template_of(record))
+        template = self.index.template_of(record)
         for variant in variants:
-            captures = template.match(variant)
+            captures = self.index.match(template, variant)
             if captures is not None:
                 return captures
         return None
@@ -406,7 +404,7 @@ class Explainer:
         index = self.index
         record = candidate.record
         template_number = index.template_of(record)
-        template = index.template(template_number)
+        literal = index.literal_length(template_number)
         evidence = candidate.evidence
         package = (error.qualified_class or "").split(".")[0]
         in_package = bool(
@@ -436,8 +434,7 @@ class Explainer:
                 return
         score = candidate.frame_gain + candidate.logger_gain
         if candidate.captures is not None:
-            score += 50.0 + min(template.literal_length, 60) / 6
-            literal = template.literal_length
+            score += 50.0 + min(literal, 60) / 6
             evidence.append(
                 candidate.line_note
                 or f"the message matches the template ({literal} literal characters)"
@@ -465,7 +462,7 @@ class Explainer:
                 contradiction = True
                 score -= 25.0
                 evidence.append(f"the class differs: the input shows {wanted}, the record {have}")
-        weak = template.literal_length < SPECIFIC
+        weak = literal < SPECIFIC
         if weak:
             score -= 10.0
             evidence.append("the template has almost no literal text")
@@ -490,7 +487,7 @@ class Explainer:
 
         def text_of(record: int) -> tuple[str, ...]:
             # Templates that differ only in their holes' names print the same messages.
-            return index.template(index.template_of(record)).literals
+            return index.literals(index.template_of(record))
 
         best = text_of(exact[0].record)
         tied = [c for c in exact if c.score == exact[0].score]

@@ -12,6 +12,14 @@ process loads it instead of rebuilding it.
   message, every template whose key occurs in it; only those are verified (Hyperscan does the
   same with ``errdex[fast]``, see :mod:`errdex.match.engines`). Every message a
   template produces contains its key, so the prefilter never loses a match.
+* A whole message (what explain looks up) must begin with its template's first literal, so
+  templates that begin with one are found by their **head** (up to the first 16 characters)
+  in a dictionary, one lookup per head length, then by their **tail**; only the
+  templates that begin with a hole (or with unusual whitespace) need the automaton then, and
+  they have one of their own. That keeps a lookup from paying for every short key a message
+  happens to contain (at a million templates, a walk of the whole automaton costs tens of
+  microseconds in cache misses). Templates that share both head and tail with many others are
+  told apart by a third automaton of their keys only.
 * Templates without a usable literal (``{msg}``, ``{}: {}``) are **generic**: they are reached
   only through a traceback frame that points at their file.
 * Records are kept as compact arrays (row id, class, path, lines, kind) for ranking; the full
@@ -30,13 +38,13 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from errdex.match.compile import CompiledTemplate
+from errdex.match.compile import CompiledTemplate, match_literals
 from errdex.match.engines import PrefilterEngine, make_engine
 
 KEY_LENGTH = 16
 """Longest prefilter key; longer literals contribute a window of this length."""
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 IndexRow = tuple[int, str, str, int, int, str, str]
 """What the index reads per record: rowid, class, path, line, end line, kind, template JSON."""
@@ -50,17 +58,41 @@ def _usable(text: str) -> bool:
     return _THREE_ALNUM.search(text) is not None
 
 
-BIG_BUCKET = 32
-"""Buckets with more templates than this are sorted by their templates' first characters."""
+SHARED_HEAD = 4
+"""Heads shared by more templates than this are split by the templates' tails."""
 
-HEAD_LENGTH = 4
-"""How many leading characters of a template sort it within a big bucket."""
+BIG_HEAD = 32
+"""Head and tail shared by more templates than this: they are split by their keys."""
+
+_Members = int | tuple[int, ...]
+_ByKey = dict[int, tuple[int, ...]]
+_ByTail = dict[str, _Members | _ByKey]
+_Heads = dict[str, _Members | _ByTail]
+
+FREE, CROWDED, ALL = 0, 1, 2
+"""The automata: of the templates a whole message cannot be placed by (no head), of those
+whose head and tail many share, and of all of them (to search a line)."""
+
+HEAD_LENGTHS = (16, 12, 9, 7, 5, 3, 1)
+"""How many leading characters of a template's first literal make its head: the most it has
+of these (a lookup tries each length once)."""
 
 MAX_STARTS = 16
 """A template is tried at most at this many places in a line (:meth:`MatcherIndex.find_in`)."""
 
 LAYOUT_PREFIXES = ("src/", "python/", "lib/", "python3/")
 """Repository directories that are not part of the installed package's path."""
+
+
+def _add_members(group: object, found: list[int]) -> bool:
+    """Add a head's or tail's templates to ``found``; False when they are split further."""
+    if type(group) is int:
+        found.append(group)
+    elif type(group) is tuple:
+        found.extend(group)
+    else:
+        return False
+    return True
 
 
 def path_variants(path: str) -> list[str]:
@@ -123,8 +155,10 @@ class MatcherIndex:
 
     def __init__(self, version: str) -> None:
         self.version = version
-        self.engine: PrefilterEngine | None = None
+        self.engines: tuple[PrefilterEngine | None, ...] = (None, None, None)
         self._literals: list[tuple[str, ...]] = []
+        self._literal_lengths = array("i")
+        self._multiline = bytearray()
         self._holes: list[tuple[str, ...]] = []
         self._generic = bytearray()
         self._template_starts = array("i", [0])
@@ -145,9 +179,8 @@ class MatcherIndex:
         self._path_items = array("i")
         self._by_basename: dict[str, tuple[int, ...]] = {}
         self._compiled: dict[int, CompiledTemplate] = {}
-        self._bucket_heads: dict[int, dict[str, tuple[int, ...]]] = {}
-        self._heads: list[str] = []
-        self._bucket_single = array("i")
+        self._heads: _Heads = {}
+        self._tails: list[str] = []
 
     def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
@@ -172,6 +205,56 @@ class MatcherIndex:
             self._compiled[number] = compiled
         return compiled
 
+    def match(self, number: int, text: str, start: int = 0) -> tuple[str, ...] | None:
+        """Match a whole message (or its end, from ``start``) against a template.
+
+        Returns:
+            The value captured by each hole, or None when the template does not produce it.
+        """
+        return match_literals(self._literals[number], text, start)
+
+    def verify(
+        self, numbers: Iterable[int], text: str, *, loose: bool = False
+    ) -> list[tuple[int, tuple[str, ...], bool]]:
+        """Match a whole message against templates; keep those that produce it.
+
+        Args:
+            numbers: The templates (the prefilter's candidates).
+            text: The message.
+            loose: Also try every template with whitespace runs made single spaces (else only
+                those whose literals hold a line break).
+
+        Returns:
+            ``(template, captures, loosely)`` for each template that produces the message;
+            ``loosely`` when only its whitespace differs.
+        """
+        found: list[tuple[int, tuple[str, ...], bool]] = []
+        literals_of, multiline = self._literals, self._multiline
+        startswith, endswith = text.startswith, text.endswith
+        for number in numbers:
+            literals = literals_of[number]
+            # Many candidates end otherwise: told without a call.
+            captures = (
+                match_literals(literals, text)
+                if endswith(literals[-1]) and startswith(literals[0])
+                else None
+            )
+            if captures is not None:
+                found.append((number, captures, False))
+            elif loose or multiline[number]:
+                captures = self.template(number).match_loose(text)
+                if captures is not None:
+                    found.append((number, captures, True))
+        return found
+
+    def literals(self, number: int) -> tuple[str, ...]:
+        """Return a template's literal runs (one more than its holes)."""
+        return self._literals[number]
+
+    def literal_length(self, number: int) -> int:
+        """How many literal characters a template has (its specificity)."""
+        return self._literal_lengths[number]
+
     def is_generic(self, number: int) -> bool:
         """Whether a template has no usable literal (reachable through frames only)."""
         return bool(self._generic[number])
@@ -182,49 +265,51 @@ class MatcherIndex:
         return self._template_items[starts[number] : starts[number + 1]]
 
     def candidates(self, message: str, *, anchored: bool = False) -> list[int]:
-        """Return each template whose key occurs in ``message`` (each once).
+        """Return the templates that may produce ``message`` (each once).
 
         Args:
             message: The text.
             anchored: The whole text must be the message (not a message inside a log line):
-                then a large bucket only yields its templates whose first literal is a prefix
-                of the text, and those that start with a hole.
+                then templates that begin with a literal come from their head, and only the
+                others from the automaton.
         """
-        if self.engine is None or not message:
+        if not message:
             return []
-        starts, items = self._bucket_starts, self._bucket_items
-        heads = self._bucket_heads
         found: list[int] = []
-        if not anchored:
-            for bucket in set(self.engine.buckets(message)):
+        starts, items = self._bucket_starts, self._bucket_items
+        engines = self.engines
+        engine = engines[FREE] if anchored else engines[ALL]
+        if engine is not None:
+            for bucket in set(engine.buckets(message)):
                 found.extend(items[starts[bucket] : starts[bucket + 1]])
+        if not anchored:
             return found
-        template_heads = self._heads
-        single = self._bucket_single
         # Compared with whitespace runs made single spaces, as a re-wrapped paste is matched.
-        start = _WHITESPACE_RUN.sub(" ", message[: HEAD_LENGTH * 8])
-        startswith = start.startswith
-        for bucket in set(self.engine.buckets(message)):
-            number = single[bucket]
-            if number >= 0:
-                # Most keys belong to one template: no slice of the bucket table for them.
-                if startswith(template_heads[number]):
-                    found.append(number)
+        start = " ".join(message[: HEAD_LENGTHS[0] * 4].split())
+        heads = self._heads
+        occurred: list[set[int]] = []  # the crowded automaton's buckets, walked once
+        for length in HEAD_LENGTHS:
+            if length > len(start):
                 continue
-            by_head = heads.get(bucket)
-            if by_head is None:
-                # Only templates that can start the message (most keys a message holds belong
-                # to templates that begin otherwise: at a million records, 4 in 50 remain).
-                found.extend(
-                    number
-                    for number in items[starts[bucket] : starts[bucket + 1]]
-                    if startswith(template_heads[number])
-                )
-                continue
-            found.extend(by_head.get("", ()))
-            for length in range(1, HEAD_LENGTH + 1):
-                found.extend(by_head.get(start[:length], ()))
+            group = heads.get(start[:length])
+            if group is not None and not _add_members(group, found):
+                self._by_tail(message, group, found, occurred)  # type: ignore[arg-type]
         return found
+
+    def _by_tail(
+        self, message: str, by_tail: _ByTail, found: list[int], occurred: list[set[int]]
+    ) -> None:
+        """Add the templates of a shared head whose tail ends the message."""
+        size = len(message)
+        for length in range(min(TAIL_LENGTH, size), -1, -1):
+            group = by_tail.get(message[size - length :])
+            if group is not None and not _add_members(group, found):
+                # Still many ("Invalid {x}"): only those whose key occurs in the message.
+                if not occurred:
+                    crowded = self.engines[CROWDED]
+                    occurred.append(set(crowded.buckets(message)) if crowded else set())
+                for bucket in occurred[0]:
+                    found.extend(group.get(bucket, ()))  # type: ignore[union-attr]
 
     def find_in(self, text: str, *, min_literal: int = 0) -> list[tuple[int, tuple[str, ...]]]:
         """Find templates that produced the *end* of a text (a message behind a log prefix).
@@ -240,15 +325,16 @@ class MatcherIndex:
             ``(template, captures)`` for each template that matches, in candidate order.
         """
         found: list[tuple[int, tuple[str, ...]]] = []
+        lengths = self._literal_lengths
         for number in self.candidates(text):
-            template = self.template(number)
-            if template.literal_length < min_literal:
+            if lengths[number] < min_literal:
                 continue
-            first = template.literals[0]
+            literals = self._literals[number]
+            first = literals[0]
             start = text.find(first) if first else 0
             tries = 0
             while start >= 0 and tries < MAX_STARTS:
-                captures = template.match(text, start)
+                captures = match_literals(literals, text, start)
                 if captures is not None:
                     found.append((number, captures))
                     break
@@ -360,6 +446,7 @@ def build_index(
         return number
 
     path_records: list[list[int]] = []
+    hole_sets: dict[tuple[str, ...], tuple[str, ...]] = {}
     for record, (rowid, error_class, path, line, end_line, kind, template) in enumerate(rows):
         number = template_ids.get(template)
         if number is None:
@@ -367,7 +454,10 @@ def build_index(
             members.append([])
             literals, holes = _split(template)
             index._literals.append(literals)
-            index._holes.append(holes)
+            # Hole names repeat across templates (``name``, ``value``): one tuple for each set.
+            index._holes.append(hole_sets.setdefault(holes, holes))
+            index._literal_lengths.append(sum(map(len, literals)))
+            index._multiline.append(any("\n" in literal for literal in literals))
         members[number].append(record)
         index._record_template.append(number)
         index._rowids.append(rowid)
@@ -404,9 +494,6 @@ def _split(template: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(literals), tuple(holes)
 
 
-_WHITESPACE_RUN = re.compile(r"\s+")
-
-
 def template_head(first: str) -> str:
     """What a whole message a template produces must start with: its first characters.
 
@@ -414,50 +501,117 @@ def template_head(first: str) -> str:
     characters hold whitespace other than single spaces, which a re-wrapped paste may have
     changed (the loose match still finds it).
     """
-    head = first[:HEAD_LENGTH]
+    length = next((n for n in HEAD_LENGTHS if len(first) >= n), 0)
+    head = first[:length]
     if "  " in head or any(char.isspace() and char != " " for char in head):
         return ""
     return head
 
 
+TAIL_LENGTH = 4
+"""How many trailing characters of a template's last literal make its tail."""
+
+
+def template_tail(last: str) -> str:
+    """What a whole message a template produces must end with: its last characters.
+
+    Taken after the last literal's last whitespace (which a re-wrapped paste may have
+    changed), at most :data:`TAIL_LENGTH` characters; empty when the template ends with a hole.
+    """
+    word = last.rsplit(None, 1)[-1] if last and not last[-1].isspace() else ""
+    return word[-TAIL_LENGTH:]
+
+
+def _members(group: list[int]) -> _Members:
+    return group[0] if len(group) == 1 else tuple(group)
+
+
 def _build_prefilter(index: MatcherIndex, engine: str) -> None:
+    """Choose each template's key and head, and build the automata and the head table."""
+    literals_of = index._literals
     interned: dict[str, str] = {}
-    index._heads = [
-        interned.setdefault(head, head)
-        for head in (template_head(literals[0]) for literals in index._literals)
+    tails = index._tails = [
+        interned.setdefault(tail, tail)
+        for tail in (template_tail(literals[-1]) for literals in literals_of)
     ]
+    interned.clear()
+    heads: dict[str, list[int]] = {}
+    for number, literals in enumerate(literals_of):
+        head = template_head(literals[0])
+        if head:
+            heads.setdefault(head, []).append(number)
+    # Templates that neither their head nor their tail tell apart from many others.
+    crowded: dict[str, set[str]] = {}
+    for head, group in heads.items():
+        if len(group) > SHARED_HEAD:
+            counts = Counter(tails[number] for number in group)
+            crowded[head] = {tail for tail, count in counts.items() if count > BIG_HEAD}
     # Two passes over the templates instead of keeping every template's keys: at a million
     # templates those lists would be a few hundred megabytes at the build's peak.
-    shared = Counter(key for literals in index._literals for key in candidate_keys(literals))
-    bucket_of: dict[str, int] = {}
-    buckets: list[list[int]] = []
-    for number, literals in enumerate(index._literals):
+    shared = Counter(key for literals in literals_of for key in candidate_keys(literals))
+    bucket_of: tuple[dict[str, int], ...] = ({}, {}, {})
+    members: tuple[list[list[int]], ...] = ([], [], [])
+    crowded_bucket_of = array("i")  # per template, its bucket in the crowded automaton
+    for number, literals in enumerate(literals_of):
         keys = candidate_keys(literals)
         if not keys:
             index._generic.append(1)
+            crowded_bucket_of.append(-1)
             continue
         index._generic.append(0)
         # The least shared key keeps candidate lists short; longer wins a tie.
         key = min(keys, key=lambda k: (shared[k], -len(k)))
-        bucket = bucket_of.get(key)
-        if bucket is None:
-            bucket = bucket_of[key] = len(buckets)
-            buckets.append([])
-        buckets[bucket].append(number)
-    keys = list(bucket_of)
-    shared.clear()  # not needed while the automaton is built (the peak)
-    bucket_of.clear()
-    index.engine = make_engine(engine, keys)
-    index._bucket_starts, index._bucket_items = _csr(buckets)
-    index._bucket_single = array("i", (group[0] if len(group) == 1 else -1 for group in buckets))
-    for bucket, templates in enumerate(buckets):
-        if len(templates) > BIG_BUCKET:
-            # A key many templates share ("is not a valid "): sort them by how they begin, so
-            # a whole message is only verified against the ones that can start it.
-            heads: dict[str, list[int]] = {}
-            for number in templates:
-                heads.setdefault(index._heads[number], []).append(number)
-            index._bucket_heads[bucket] = {head: tuple(group) for head, group in heads.items()}
+        head = template_head(literals[0])
+        automata = [ALL]
+        if not head:
+            automata.append(FREE)
+        elif tails[number] in crowded.get(head, ()):
+            automata.append(CROWDED)
+        crowded_bucket = -1
+        for automaton in automata:
+            bucket = bucket_of[automaton].get(key)
+            if bucket is None:
+                bucket = bucket_of[automaton][key] = len(members[automaton])
+                members[automaton].append([])
+            members[automaton][bucket].append(number)
+            if automaton == CROWDED:
+                crowded_bucket = bucket
+        crowded_bucket_of.append(crowded_bucket)
+    shared.clear()  # not needed while the automata are built (the peak)
+    # Buckets are numbered across the automata, in their order.
+    offsets = (0, len(members[FREE]), len(members[FREE]) + len(members[CROWDED]))
+    engines: list[PrefilterEngine | None] = []
+    for automaton, offset in enumerate(offsets):
+        keys = list(bucket_of[automaton])
+        bucket_of[automaton].clear()
+        engines.append(make_engine(engine, keys, offset=offset) if keys else None)
+    index.engines = tuple(engines)
+    index._bucket_starts, index._bucket_items = _csr([*members[0], *members[1], *members[2]])
+    table: _Heads = {}
+    for head, group in heads.items():
+        group = [number for number in group if not index._generic[number]]
+        if not group:
+            continue
+        if len(group) <= SHARED_HEAD:
+            table[head] = _members(group)
+            continue
+        # A head several templates share ("Invalid "): split them by their tails.
+        by_tail: dict[str, list[int]] = {}
+        for number in group:
+            by_tail.setdefault(tails[number], []).append(number)
+        split: _ByTail = {}
+        for tail, numbers in by_tail.items():
+            if tail not in crowded.get(head, ()):
+                split[tail] = _members(numbers)
+                continue
+            # Still many: split by their key's bucket.
+            by_key: dict[int, list[int]] = {}
+            for number in numbers:
+                bucket = crowded_bucket_of[number] + offsets[CROWDED]
+                by_key.setdefault(bucket, []).append(number)
+            split[tail] = {bucket: tuple(found) for bucket, found in by_key.items()}
+        table[head] = split
+    index._heads = table
 
 
 def index_path(db_path: Path, engine: str = "aho-corasick") -> Path:

@@ -112,7 +112,7 @@ class Scanner:
         best: tuple[int, tuple[str, ...]] | None = None
         best_length = -1
         for number, captures in self.index.find_in(line):
-            length = self.index.template(number).literal_length
+            length = self.index.literal_length(number)
             if length > best_length:
                 best, best_length = (number, captures), length
         return best
