@@ -113,6 +113,24 @@ def test_identical_templates_are_reported_as_ambiguous_until_a_frame_decides(cli
     assert answer["matches"][0]["record"]["filePath"] == "models/m2/modeling.py"
 
 
+def test_text_a_class_appends_after_the_message_still_finds_the_site(cli, tmp_path):
+    # pydantic's errors end with "For further information visit …", a paragraph of their own
+    # that the raise site does not write.
+    body = 'def f(name):\n    raise ImportError(f"`{name}` has been moved to the `x` package.")\n'
+    src = tmp_path / "proj"
+    make_repo(src, {"pkg/migration.py": body})
+    cli("mine", str(src))
+    text = (
+        "ImportError: `BaseSettings` has been moved to the `x` package.\n\n"
+        "For further information visit https://errors.example/u/import-error"
+    )
+    answer = json.loads(cli("explain", text, "--json").output)
+    best = answer["matches"][0]
+    assert best["kind"] == "exact" and best["record"]["lineNumber"] == 2
+    assert best["captures"] == {"name": "BaseSettings"}
+    assert any("first 1 paragraph" in note for note in best["evidence"])
+
+
 def test_the_index_is_cached_next_to_the_store_and_rebuilt_when_it_changes(
     cli, seeded, db, tmp_path
 ):

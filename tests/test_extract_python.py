@@ -537,6 +537,47 @@ def test_a_subclass_inherits_the_text_of_its_base_across_files():
     assert one(sites, 7, "b.py").template.text == "base failure"
 
 
+def test_a_base_text_reads_the_class_attributes_of_the_raised_subclass():
+    # botocore: the base ``__init__`` formats ``self.fmt``, which each subclass sets (and DRF's
+    # ``default_detail`` works alike): the raised class's own text is what users see.
+    sites = mine(
+        {
+            "exceptions.py": """\
+            class BotoCoreError(Exception):
+                fmt = "An unspecified error occurred"
+
+                def __init__(self, **kwargs):
+                    msg = self.fmt.format(**kwargs)
+                    Exception.__init__(self, msg)
+
+            class NoRegionError(BotoCoreError):
+                fmt = "You must specify a region."
+
+            class UnknownServiceError(BotoCoreError):
+                fmt = "Unknown service: '{service_name}'. Valid names are: {known}"
+
+            class Quiet(BotoCoreError):
+                pass
+            """,
+            "regions.py": """\
+            from exceptions import NoRegionError, Quiet, UnknownServiceError
+
+            def f(region):
+                if region is None:
+                    raise NoRegionError()
+                if region == "x":
+                    raise UnknownServiceError(service_name=region, known="a, b")
+                raise Quiet()
+            """,
+        }
+    )
+    assert one(sites, 5, "regions.py").template.text == "You must specify a region."
+    assert one(sites, 7, "regions.py").template.text == (
+        "Unknown service: '{region}'. Valid names are: a, b"
+    )
+    assert one(sites, 8, "regions.py").template.text == "An unspecified error occurred"
+
+
 # -- factories, message functions, helpers, objects -----------------------------------------
 
 

@@ -202,6 +202,27 @@ def test_info_lines_only_count_when_nothing_else_is_found() -> None:
     assert [e.message for e in parsed.errors] == ["boom"]
 
 
+def test_logger_first_format_and_a_hint_after_a_blank_line() -> None:
+    # ``%(name)s - %(asctime)s - %(levelname)s - %(message)s``; the message goes on past a
+    # blank line after "with:", and stops at the next record.
+    parsed = parse(
+        "fastapi - 2024-02-29 09:48:04,289 - ERROR - Form data requires python-multipart.\n"
+        "You can install it with:\n"
+        "\n"
+        "pip install python-multipart\n"
+        "fastapi - 2024-02-29 09:48:05,000 - WARNING - next record\n"
+        "\n"
+        "not part of it\n"
+    )
+    first, second = parsed.errors
+    assert (first.level, first.logger) == ("ERROR", "fastapi")
+    assert first.message == (
+        "Form data requires python-multipart.\nYou can install it with:\n\n"
+        "pip install python-multipart"
+    )
+    assert (second.level, second.message) == ("WARNING", "next record")
+
+
 def test_syslog_line() -> None:
     (error,) = parse("May  1 12:00:00 web01 myapp[4242]: ERROR disk /var is 99% full").errors
     assert (error.level, error.message) == ("ERROR", "disk /var is 99% full")

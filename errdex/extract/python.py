@@ -158,6 +158,10 @@ _EXCEPTION_SUFFIXES = (
     "Critical",
 )
 _CHECK_CLASSES = frozenset({"Error", "Warning", "Critical", "Info", "Debug"})
+_TEXT_METHODS = frozenset({"__init__", "__str__"})
+"""The methods where a class builds the text its instances show."""
+
+
 _DEFAULT_ATTRIBUTES = (
     "message",
     "msg",
@@ -381,6 +385,13 @@ def _short_source(node: ast.expr) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _has_text(parts: Sequence[TemplatePart]) -> bool:
+    """Whether a class text says something: literal text, or a class attribute of its own."""
+    return bool(_literal_length(parts)) or any(
+        (target := part_reference(part)) is not None and target.get("constant") for part in parts
+    )
+
+
 def _literal_length(parts: Sequence[TemplatePart]) -> int:
     return sum(len(p.text) for p in parts if not p.hole)
 
@@ -571,7 +582,7 @@ class _ClassInfo:
         return data
 
     def _text(self) -> dict[str, Any] | None:
-        if any(_literal_length(b.parts) for b in self.str_text):
+        if any(_has_text(b.parts) for b in self.str_text):
             return {"how": "str", "templates": _export_list(self.str_text)}
         if self.init_text:
             return {"how": "init", "templates": _export_list(self.init_text)}
@@ -789,6 +800,11 @@ class _ModuleExtractor:
                 if cls is None:
                     return None
                 if rest in cls.constants:
+                    if scope.method in _TEXT_METHODS:
+                        # A subclass may set its own (botocore's ``fmt``, DRF's
+                        # ``default_detail``): the linker reads it from the raised class.
+                        target = {"self": rest, "class": cls.qualname, "constant": True}
+                        return [reference(chain, target)]
                     return cls.constants[rest]
                 if rest in cls.instance:
                     return cls.instance[rest]
@@ -1751,7 +1767,7 @@ class _ModuleExtractor:
         if message is None:
             return
         built = self.builder.build(message)
-        if any(_literal_length(b.parts) for b in built):
+        if any(_has_text(b.parts) for b in built):
             cls.init_text = [
                 Built(b.parts, b.form, b.i18n, Location(path=self.path, line=call.lineno))
                 for b in built
@@ -2830,6 +2846,8 @@ class _Linker:
         self._text: dict[tuple[str, str], tuple[str, str, dict[str, Any]] | None] = {}
         self._subclasses: dict[tuple[str, str], list[tuple[str, str]]] | None = None
         self._ancestors: dict[tuple[str, str], list[str]] = {}
+        self._instance: tuple[str, str] | None = None
+        """The raised class whose inherited text is being bound (its ``self.x`` come first)."""
 
     # -- lookups ---------------------------------------------------------------------------
 
@@ -2977,6 +2995,12 @@ class _Linker:
             if not qualname or module not in self.modules:
                 return None
             attribute = str(target["self"])
+            instance = self._instance
+            if instance is not None and (module, qualname) in self.mro(*instance):
+                # ``self.fmt`` in a base's ``__init__`` is the raised class's own ``fmt``.
+                found = self._attribute_in(module, *instance, attribute, key, depth)
+                if found is not None:
+                    return found
             found = self._attribute_in(module, module, qualname, attribute, key, depth)
             if found is not None:
                 return found
@@ -3144,7 +3168,11 @@ class _Linker:
                 names.update({p: p for p in params})
             else:
                 unmapped = True
-        texts = self._texts(owner, text["templates"], "class-template")
+        self._instance = (module, qualname)
+        try:
+            texts = self._texts(owner, text["templates"], "class-template")
+        finally:
+            self._instance = None
         # ``message = message or default``: the bare parameter is what a caller passes, the
         # other alternatives what is used when it passes nothing.
         direct = [

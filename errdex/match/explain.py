@@ -50,6 +50,9 @@ _ALIASES = {
 SPECIFIC = 12
 """Templates with fewer literal characters match too much to be evidence on their own."""
 
+MAX_PARAGRAPHS = 10
+"""A message's leading paragraphs are tried alone (text appended after a message) up to this."""
+
 MAX_LINES = 40
 """At most this many lines are searched when the message itself matches nothing."""
 
@@ -264,6 +267,17 @@ class Explainer:
         index = self.index
         variants = message_variants(error)
         specific = self._verify_variants(number, variants, candidates, note="")
+        paragraphs = error.message.split("\n\n")[:MAX_PARAGRAPHS]
+        for count in range(len(paragraphs) - 1, 0, -1):
+            if specific:
+                break
+            # Text a class or a framework adds after the message, as a paragraph of its own
+            # ("For further information visit …").
+            leading = "\n\n".join(paragraphs[:count]).strip()
+            note = (
+                f"the message's first {count} paragraph(s) match the template; the rest follows it"
+            )
+            specific = self._verify_variants(number, [leading], candidates, note=note)
         if not specific:
             # The error may sit inside other text: context lines printed around it (pip's
             # "Collecting …"), a log prefix the parser does not know, or a format the parser

@@ -1555,6 +1555,15 @@ def _parse_log_header(line: str) -> _LogHeader | None:  # noqa: C901 - a tokeniz
             pos = floor = end
             fields += 1
             break
+        if not timestamped and fields == 0 and _WORD.match(word):
+            # ``%(name)s - %(asctime)s - %(levelname)s - %(message)s``: the logger first.
+            stamp = _TIMESTAMP.match(line, _separators(line, end))
+            if stamp is not None:
+                logger = word.rstrip(":")
+                timestamped = True
+                pos = floor = stamp.end()
+                fields += 2
+                continue
         if level is not None or not timestamped:
             break
         if _WORD.match(word) and fields < 6:
@@ -1568,19 +1577,23 @@ def _parse_log_header(line: str) -> _LogHeader | None:  # noqa: C901 - a tokeniz
         if not timestamped:
             return None
         return _LogHeader(None, None, line[_separators(line, floor) :].strip(), frame, True)
-    # After the level: an optional logger/location field, then the message.
+    # After the level: optional logger/location fields (a thread name in parentheses, then
+    # the logger in brackets: ``(worker-1) [urllib3.connectionpool]``), then the message.
     pos = _separators(line, pos)
     if pos < n and line[pos] in "[({":
-        found = _bracket(line, pos)
-        if found is not None:
+        for _ in range(2):
+            found = _bracket(line, pos) if pos < n and line[pos] in "[({" else None
+            if found is None:
+                break
             inner, after = found
             location = _FILE_LINE.match(inner.strip())
             if location is not None:
                 frame = Frame(location["file"], _int(location["line"]))
-                pos = after
             elif _WORD.match(inner.strip()) and " " not in inner.strip():
                 logger = inner.strip()
-                pos = after
+            else:
+                break
+            pos = _separators(line, after)
     elif not timestamped and (stamp := _TIMESTAMP.match(line, pos)) is not None:
         timestamped = True
         pos = _separators(line, stamp.end())
@@ -1673,9 +1686,20 @@ def _read_log(scan: Scan, start: int, floor: int) -> Block | None:
         return None
     builder = _log_builder(header)
     end = start + 1
-    while end < len(lines) and end - start <= MAX_MESSAGE_LINES and _is_log_continuation(scan, end):
-        builder.add_line(lines[end])
-        end += 1
+    while end < len(lines) and end - start <= MAX_MESSAGE_LINES:
+        if _is_log_continuation(scan, end):
+            builder.add_line(lines[end])
+            end += 1
+            continue
+        # A blank line inside the message, after ``…with:`` (a hint and its command).
+        following = _next_nonblank(lines, end, 2) if not lines[end].strip() else None
+        if following is None or not builder.wants_paragraph():
+            break
+        if not _is_log_continuation(scan, following):
+            break
+        for blank in lines[end:following]:
+            builder.add_line(blank)
+        end = following
     error = builder.build()
     if header.level is None and not error.message:
         return Block(start, end, "log", [], weak=True)
@@ -2230,7 +2254,7 @@ for _recogniser in (
         "log",
         r"\[|\(|<|\{|\d"
         r"|(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG|EXCEPTION|NOTICE|TRACE|SEVERE)\b"
-        r"|[IWEF]\d{4} |[A-Za-z_][\w.\-]*=",
+        r"|[IWEF]\d{4} |[A-Za-z_][\w.\-]*=|[A-Za-z_][\w.\-]* +- +\d{4}-\d\d-\d\d",
         _read_log,
     ),
 ):
