@@ -131,6 +131,29 @@ def test_text_a_class_appends_after_the_message_still_finds_the_site(cli, tmp_pa
     assert any("first 1 paragraph" in note for note in best["evidence"])
 
 
+def test_a_message_cut_short_finds_the_template_it_starts(cli, tmp_path):
+    body = (
+        "def f(phase, choices):\n"
+        '    raise ValueError(f"Unknown speculative phase {phase}: expected one of {choices}")\n'
+        "def g(phase):\n"
+        '    raise ValueError(f"Unknown speculative phase {phase} in the scheduler")\n'
+    )
+    src = tmp_path / "proj"
+    make_repo(src, {"pkg/spec.py": body})
+    cli("mine", str(src))
+    text = "ValueError: Unknown speculative phase draft: expected on..."
+    answer = json.loads(cli("explain", text, "--json").output)
+    assert answer["parsed"]["errors"][0]["truncated"] is True
+    best = answer["matches"][0]
+    assert best["kind"] == "exact" and best["record"]["lineNumber"] == 2
+    assert best["captures"] == {"phase": "draft", "choices": "…"}
+    assert any("cut short" in note for note in best["evidence"])
+    assert answer["total"] == 1
+    # Too little of it left to tell anything: no exact match.
+    answer = json.loads(cli("explain", "ValueError: Unknown...", "--json").output)
+    assert all(match["kind"] == "approximate" for match in answer["matches"])
+
+
 def test_the_index_is_cached_next_to_the_store_and_rebuilt_when_it_changes(
     cli, seeded, db, tmp_path
 ):

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from errdex.match.compile import compile_template
+from errdex.match.compile import compile_template, match_cut
 from errdex.match.index import build_index, candidate_keys, load_index, save_index
 from errdex.match.scan import Scanner, mask
 from errdex.models import MessageTemplate, TemplatePart
@@ -259,3 +259,27 @@ def test_whole_message_lookups_never_lose_a_matching_template(templates, values,
     crowded = "Invalid 1 key7 here 2"
     assert index.template(index.template_count - 33).match(crowded) is not None
     assert index.template_count - 33 in index.candidates(crowded, anchored=True)
+
+
+@pytest.mark.parametrize(
+    ("literals", "message", "expected"),
+    [
+        (
+            ("Unknown phase ", ": expected one of ", ""),
+            "Unknown phase x: expected o",
+            (("x", "…"), 26),
+        ),
+        (
+            ("Unknown phase ", ": expected one of ", ""),
+            "Unknown phase x: expected one of a",
+            (("x", "a…"), 32),
+        ),
+        (("Unknown phase ", ": expected one of ", ""), "Unknown ph", (("…", "…"), 10)),
+        (("Unknown phase ", ": expected one of ", ""), "Unknown stage", None),
+        (("x ", " y"), "x 1 y z", (("1 y z…",), 2)),
+        (("no holes",), "no ho", ((), 5)),
+        (("no holes",), "no hx", None),
+    ],
+)
+def test_a_message_cut_short_matches_the_start_of_a_template(literals, message, expected):
+    assert match_cut(literals, message) == expected

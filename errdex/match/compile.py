@@ -95,6 +95,48 @@ def match_literals(
     return tuple(captures)
 
 
+def match_cut(literals: tuple[str, ...], message: str) -> tuple[tuple[str, ...], int] | None:
+    """Match a message cut short (``…``) against the start of what a template produces.
+
+    Args:
+        literals: The literal runs around the holes.
+        message: The message, without the mark that it was cut.
+
+    Returns:
+        The captures (a hole the message does not reach holds ``…``) and how many literal
+        characters the message shows, or None when it cannot be the start of the template.
+    """
+    first, holes = literals[0], len(literals) - 1
+    if not message.startswith(first):
+        return (("…",) * holes, len(message)) if first.startswith(message) else None
+    position = shown = len(first)
+    captures: list[str] = []
+    for number, literal in enumerate(literals[1:], 1):
+        if number == holes:  # the last literal ends the message when the message is whole
+            end = len(message) - len(literal)
+            found = end if literal and end >= position and message.endswith(literal) else -1
+        else:
+            found = message.find(literal, position) if literal else -1
+        if found >= 0:
+            captures.append(message[position:found])
+            position, shown = found + len(literal), shown + len(literal)
+            continue
+        # Cut inside this hole, or inside the literal after it (its start ends the message).
+        cut = next(
+            (
+                at
+                for at in range(max(position, len(message) - len(literal) + 1), len(message))
+                if literal.startswith(message[at:])
+            ),
+            len(message),
+        )
+        captures.append(message[position:cut] + ("…" if cut == len(message) else ""))
+        shown += len(message) - cut
+        break
+    captures += ["…"] * (holes - len(captures))
+    return tuple(captures), shown
+
+
 _SPACE = re.compile(r"\s+")
 
 

@@ -278,6 +278,8 @@ class Explainer:
                 f"the message's first {count} paragraph(s) match the template; the rest follows it"
             )
             specific = self._verify_variants(number, [leading], candidates, note=note)
+        if not specific and error.truncated:
+            specific = self._verify_cut(number, error.message, candidates)
         if not specific:
             # The error may sit inside other text: context lines printed around it (pip's
             # "Collecting …"), a log prefix the parser does not know, or a format the parser
@@ -373,6 +375,28 @@ class Explainer:
             if specific:
                 break
         return specific
+
+    def _verify_cut(self, number: int, message: str, candidates: dict[int, _Candidate]) -> int:
+        """Add the records whose message starts as a message cut short (``…``) does.
+
+        Only the templates of which the message shows the most literal text, and at least
+        :data:`SPECIFIC` characters of it, count.
+
+        Returns:
+            How many templates were added.
+        """
+        text = message.rstrip().removesuffix("...").removesuffix("…").rstrip()
+        fits = self.index.verify_cut(text)
+        most = max((shown for _, _, shown in fits), default=0)
+        if most < SPECIFIC:
+            return 0
+        note = f"the message is cut short; the {most} literal characters it shows match"
+        best = [(template, captures) for template, captures, shown in fits if shown == most]
+        for template, captures in best:
+            for record in self.index.records_of(template)[:MAX_CANDIDATES]:
+                if record not in candidates:
+                    candidates[record] = _Candidate(record, number, captures, line_note=note)
+        return len(best)
 
     def _verify(self, record: int, variants: list[str]) -> tuple[str, ...] | None:
         template = self.index.template_of(record)

@@ -38,7 +38,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from errdex.match.compile import CompiledTemplate, match_literals
+from errdex.match.compile import CompiledTemplate, match_cut, match_literals
 from errdex.match.engines import PrefilterEngine, make_engine
 
 KEY_LENGTH = 16
@@ -76,6 +76,9 @@ whose head and tail many share, and of all of them (to search a line)."""
 HEAD_LENGTHS = (16, 12, 9, 7, 5, 3, 1)
 """How many leading characters of a template's first literal make its head: the most it has
 of these (a lookup tries each length once)."""
+
+MAX_CUT_CANDIDATES = 2000
+"""At most this many templates are tried against a message cut short."""
 
 MAX_STARTS = 16
 """A template is tried at most at this many places in a line (:meth:`MatcherIndex.find_in`)."""
@@ -245,6 +248,40 @@ class MatcherIndex:
                 captures = self.template(number).match_loose(text)
                 if captures is not None:
                     found.append((number, captures, True))
+        return found
+
+    def verify_cut(self, text: str) -> list[tuple[int, tuple[str, ...], int]]:
+        """Find the templates whose message a text cut short (``…``) can be the start of.
+
+        Candidates come from the text's head (its end is gone, so no tail tells them apart)
+        and from the automaton of templates that begin with a hole.
+
+        Args:
+            text: The message without its cut mark.
+
+        Returns:
+            ``(template, captures, literal characters shown)`` for each template it fits.
+        """
+        numbers: list[int] = []
+        engine = self.engines[FREE]
+        starts, items = self._bucket_starts, self._bucket_items
+        if engine is not None:
+            for bucket in set(engine.buckets(text)):
+                numbers.extend(items[starts[bucket] : starts[bucket + 1]])
+        start = " ".join(text[: HEAD_LENGTHS[0] * 4].split())
+        for length in HEAD_LENGTHS:
+            head = self._heads.get(start[:length]) if length <= len(start) else None
+            pending: list[object] = [head] if head is not None else []
+            while pending and len(numbers) < MAX_CUT_CANDIDATES:
+                group = pending.pop()
+                if not _add_members(group, numbers):
+                    assert isinstance(group, dict)  # split by tail, then by key
+                    pending.extend(group.values())
+        found: list[tuple[int, tuple[str, ...], int]] = []
+        for number in numbers[:MAX_CUT_CANDIDATES]:
+            matched = match_cut(self._literals[number], text)
+            if matched is not None:
+                found.append((number, *matched))
         return found
 
     def literals(self, number: int) -> tuple[str, ...]:
