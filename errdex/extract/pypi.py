@@ -64,7 +64,7 @@ PYPI_SIMPLE_URL = "https://pypi.org/simple"
 """PyPI's simple index, asked for a release's files when pip refuses the release's metadata."""
 
 MAX_DOWNLOAD_BYTES = 512 * 1024 * 1024
-"""The largest archive the JSON API fallback downloads."""
+"""The largest archive the simple-index fallback downloads."""
 
 
 @dataclass(frozen=True)
@@ -197,7 +197,7 @@ def pip_download(spec: PypiSpec, dest: Path) -> Path:
     return files[0]
 
 
-def _release_file(name: str, filename: str) -> tuple[str, str] | None:
+def _release_file(filename: str) -> tuple[str, str] | None:
     """Read ``(normalised name, version)`` from a wheel's or an sdist's file name."""
     if filename.endswith(".whl"):
         parts = filename[: -len(".whl")].split("-")
@@ -243,7 +243,7 @@ def registry_download(spec: PypiSpec, dest: Path, *, index: str = PYPI_SIMPLE_UR
         files = [
             f
             for f in project.get("files") or []
-            if _release_file(spec.name, str(f.get("filename", ""))) == (spec.name, spec.version)
+            if _release_file(str(f.get("filename", ""))) == (spec.name, spec.version)
         ]
         wheels = [f for f in files if str(f["filename"]).endswith("-none-any.whl")]
         sdists = [f for f in files if not str(f["filename"]).endswith(".whl")]

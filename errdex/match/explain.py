@@ -359,9 +359,7 @@ class Explainer:
         """
         index = self.index
         specific = 0
-        loose = False
-        for variant in variants:
-            loose = loose or "\n" in variant or "  " in variant
+        loose = any("\n" in v or "  " in v for v in variants)
         for variant in variants:
             proposed = index.candidates(variant, anchored=True)
             for template, captures, loosely in index.verify(proposed, variant, loose=loose):
@@ -369,9 +367,7 @@ class Explainer:
                     note = "the message matches the template apart from its whitespace"
                 if index.literal_length(template) >= SPECIFIC:
                     specific += 1
-                for record in index.records_of(template)[:MAX_CANDIDATES]:
-                    if record not in candidates:
-                        candidates[record] = _Candidate(record, number, captures, line_note=note)
+                self._add_records(template, number, captures, note, candidates)
             if specific:
                 break
         return specific
@@ -393,10 +389,21 @@ class Explainer:
         note = f"the message is cut short; the {most} literal characters it shows match"
         best = [(template, captures) for template, captures, shown in fits if shown == most]
         for template, captures in best:
-            for record in self.index.records_of(template)[:MAX_CANDIDATES]:
-                if record not in candidates:
-                    candidates[record] = _Candidate(record, number, captures, line_note=note)
+            self._add_records(template, number, captures, note, candidates)
         return len(best)
+
+    def _add_records(
+        self,
+        template: int,
+        number: int,
+        captures: tuple[str, ...],
+        note: str,
+        candidates: dict[int, _Candidate],
+    ) -> None:
+        """Add a matching template's records not yet considered (at most MAX_CANDIDATES)."""
+        for record in self.index.records_of(template)[:MAX_CANDIDATES]:
+            if record not in candidates:
+                candidates[record] = _Candidate(record, number, captures, line_note=note)
 
     def _verify(self, record: int, variants: list[str]) -> tuple[str, ...] | None:
         template = self.index.template_of(record)

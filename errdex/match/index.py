@@ -87,6 +87,14 @@ LAYOUT_PREFIXES = ("src/", "python/", "lib/", "python3/")
 """Repository directories that are not part of the installed package's path."""
 
 
+def _head_start(message: str) -> str:
+    """A message's first characters, as heads are compared with them.
+
+    Whitespace runs count as single spaces, as a re-wrapped paste is matched.
+    """
+    return " ".join(message[: HEAD_LENGTHS[0] * 4].split())
+
+
 def _add_members(group: object, found: list[int]) -> bool:
     """Add a head's or tail's templates to ``found``; False when they are split further."""
     if type(group) is int:
@@ -233,15 +241,8 @@ class MatcherIndex:
         """
         found: list[tuple[int, tuple[str, ...], bool]] = []
         literals_of, multiline = self._literals, self._multiline
-        startswith, endswith = text.startswith, text.endswith
         for number in numbers:
-            literals = literals_of[number]
-            # Many candidates end otherwise: told without a call.
-            captures = (
-                match_literals(literals, text)
-                if endswith(literals[-1]) and startswith(literals[0])
-                else None
-            )
+            captures = match_literals(literals_of[number], text)
             if captures is not None:
                 found.append((number, captures, False))
             elif loose or multiline[number]:
@@ -262,13 +263,8 @@ class MatcherIndex:
         Returns:
             ``(template, captures, literal characters shown)`` for each template it fits.
         """
-        numbers: list[int] = []
-        engine = self.engines[FREE]
-        starts, items = self._bucket_starts, self._bucket_items
-        if engine is not None:
-            for bucket in set(engine.buckets(text)):
-                numbers.extend(items[starts[bucket] : starts[bucket + 1]])
-        start = " ".join(text[: HEAD_LENGTHS[0] * 4].split())
+        numbers = self._in_buckets(self.engines[FREE], text)
+        start = _head_start(text)
         for length in HEAD_LENGTHS:
             head = self._heads.get(start[:length]) if length <= len(start) else None
             pending: list[object] = [head] if head is not None else []
@@ -312,17 +308,10 @@ class MatcherIndex:
         """
         if not message:
             return []
-        found: list[int] = []
-        starts, items = self._bucket_starts, self._bucket_items
-        engines = self.engines
-        engine = engines[FREE] if anchored else engines[ALL]
-        if engine is not None:
-            for bucket in set(engine.buckets(message)):
-                found.extend(items[starts[bucket] : starts[bucket + 1]])
+        found = self._in_buckets(self.engines[FREE if anchored else ALL], message)
         if not anchored:
             return found
-        # Compared with whitespace runs made single spaces, as a re-wrapped paste is matched.
-        start = " ".join(message[: HEAD_LENGTHS[0] * 4].split())
+        start = _head_start(message)
         heads = self._heads
         occurred: list[set[int]] = []  # the crowded automaton's buckets, walked once
         for length in HEAD_LENGTHS:
@@ -331,6 +320,15 @@ class MatcherIndex:
             group = heads.get(start[:length])
             if group is not None and not _add_members(group, found):
                 self._by_tail(message, group, found, occurred)  # type: ignore[arg-type]
+        return found
+
+    def _in_buckets(self, engine: PrefilterEngine | None, text: str) -> list[int]:
+        """The templates of every bucket whose key an automaton finds in ``text``."""
+        found: list[int] = []
+        if engine is not None:
+            starts, items = self._bucket_starts, self._bucket_items
+            for bucket in set(engine.buckets(text)):
+                found.extend(items[starts[bucket] : starts[bucket + 1]])
         return found
 
     def _by_tail(
