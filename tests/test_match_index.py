@@ -1,12 +1,20 @@
 import json
+import re
 import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from errdex.match.compile import compile_template, match_cut
-from errdex.match.index import build_index, candidate_keys, load_index, save_index
+from errdex.match.compile import CompiledTemplate, compile_template, match_cut
+from errdex.match.index import (
+    _tail_end,
+    build_index,
+    candidate_keys,
+    load_index,
+    save_index,
+    template_tail,
+)
 from errdex.match.scan import Scanner, mask
 from errdex.models import MessageTemplate, TemplatePart
 
@@ -259,6 +267,35 @@ def test_whole_message_lookups_never_lose_a_matching_template(templates, values,
     crowded = "Invalid 1 key7 here 2"
     assert index.template(index.template_count - 33).match(crowded) is not None
     assert index.template_count - 33 in index.candidates(crowded, anchored=True)
+
+
+_SPACES = st.sampled_from([" ", "  ", "\n", "\n  ", "\t"])
+
+
+@settings(max_examples=300)
+@given(
+    last=st.lists(st.sampled_from(["is", "x", ":", "é", "Invalid", " ", "  ", "\n"]), max_size=6),
+    value=st.text(alphabet=" \nab:", max_size=8),
+    spaces=st.lists(_SPACES, min_size=1, max_size=3),
+)
+def test_a_message_ends_with_its_template_tail_however_it_was_wrapped(last, value, spaces):
+    # Candidates are narrowed by tail; a message must never lose its template that way,
+    # also when a paste re-wrapped it (every whitespace run replaced by another).
+    literal = "".join(last).rstrip()
+    template = CompiledTemplate(literals=("", literal), holes=("value",))
+    message = (value + literal).strip()
+    runs = iter(spaces * len(message))
+    rewrapped = re.sub(r"\s+", lambda _: next(runs), message)
+    tail = template_tail(literal)
+    for pasted in (message, rewrapped):
+        if template.match(pasted) is not None or template.match_loose(pasted) is not None:
+            assert _tail_end(pasted).endswith(tail)
+
+
+def test_a_tail_window_that_begins_inside_a_whitespace_run_still_sees_the_run():
+    assert _tail_end("x" * 100 + " " * 40 + "ab") == "x ab"
+    assert template_tail("value is \n  ") == ""  # ends with whitespace: the hole may follow
+    assert template_tail("  the value\n  is") == "e is"
 
 
 @pytest.mark.parametrize(

@@ -161,6 +161,14 @@ def message_variants(error: ParsedError) -> list[str]:
     return variants
 
 
+def _paste_lines(text: str) -> list[str]:
+    """The lines of a paste the fallbacks look at: the last ones, without very long lines."""
+    tail = text[-MAX_PASTE_LINES * FALLBACK_LINE_CHARS :]
+    return [
+        line for line in tail.splitlines()[-MAX_PASTE_LINES:] if len(line) <= FALLBACK_LINE_CHARS
+    ]
+
+
 def _in_package(path: str, package: str) -> bool:
     return any(v.startswith(package + "/") or v == package + ".py" for v in path_variants(path))
 
@@ -220,15 +228,9 @@ class Explainer:
         """
         parsed = parse(text)
         candidates: dict[int, _Candidate] = {}
-        tail = text[-MAX_PASTE_LINES * FALLBACK_LINE_CHARS :]
-        original_lines = [
-            line
-            for line in tail.splitlines()[-MAX_PASTE_LINES:]
-            if len(line) <= FALLBACK_LINE_CHARS
-        ]
         primary = len(parsed.errors) - 1
         for number, error in enumerate(parsed.errors):
-            self._collect(number, error, candidates, original_lines if number == primary else [])
+            self._collect(number, error, candidates, text if number == primary else "")
         plain: dict[tuple[int, int, bool, str, bool], _Candidate] = {}
         for candidate in candidates.values():
             self._score(candidate, parsed.errors[candidate.error], plain)
@@ -253,7 +255,7 @@ class Explainer:
         number: int,
         error: ParsedError,
         candidates: dict[int, _Candidate],
-        paste: list[str],
+        paste: str,
     ) -> None:
         """Add the records whose template produces the message, and those frames point at.
 
@@ -261,8 +263,8 @@ class Explainer:
             number: The error's position in the parse.
             error: The error.
             candidates: Where candidates are collected.
-            paste: The pasted lines, searched when the message itself matches nothing
-                specific (the primary error only).
+            paste: The pasted text, searched when the message itself matches nothing
+                specific (the primary error only; else empty).
         """
         index = self.index
         variants = message_variants(error)
@@ -287,7 +289,7 @@ class Explainer:
             # usually is) counting most.
             lines = [line.strip() for line in error.message.splitlines() if line.strip()]
             found = self._search_lines(number, lines, candidates, "the message")
-            pasted = [line.strip() for line in paste if line.strip()]
+            pasted = [line.strip() for line in _paste_lines(paste) if line.strip()]
             if not found and pasted and pasted != lines:
                 self._search_lines(number, pasted, candidates, "the paste")
         frames = error.frames or self._mentions(paste)
@@ -337,10 +339,12 @@ class Explainer:
         return found
 
     @staticmethod
-    def _mentions(paste: list[str]) -> tuple[Frame, ...]:
+    def _mentions(paste: str) -> tuple[Frame, ...]:
         """Read ``path.py:LINE`` mentions as frames, for formats the parser has no frames for."""
+        if ".py" not in paste:
+            return ()
         frames: list[Frame] = []
-        for line in paste:
+        for line in _paste_lines(paste):
             if ".py" not in line:
                 continue  # what the pattern needs, found without running it
             for match in _MENTION.finditer(line):
@@ -449,27 +453,23 @@ class Explainer:
         index = self.index
         record = candidate.record
         template_number = index.template_of(record)
-        literal = index.literal_length(template_number)
-        evidence = candidate.evidence
-        package = (error.qualified_class or "").split(".")[0]
-        in_package = bool(
-            package
-            and package != error.qualified_class
-            and _in_package(index.path(record), package)
-        )
+        have = index.error_class(record)
+        qualified = error.qualified_class
+        package = qualified.split(".", 1)[0] if qualified and "." in qualified else ""
+        in_package = bool(package) and _in_package(index.path(record), package)
         key = None
         if not (
             candidate.frame_gain
             or candidate.logger_gain
             or candidate.line_note
             or candidate.frame_note
-            or evidence
+            or candidate.evidence
         ):
             key = (
                 candidate.error,
                 template_number,
                 candidate.captures is not None,
-                index.error_class(record),
+                have,
                 in_package,
             )
             same = plain.get(key)
@@ -477,6 +477,8 @@ class Explainer:
                 candidate.score, candidate.exact = same.score, same.exact
                 candidate.evidence = list(same.evidence)
                 return
+        literal = index.literal_length(template_number)
+        evidence = candidate.evidence
         score = candidate.frame_gain + candidate.logger_gain
         if candidate.captures is not None:
             score += 50.0 + min(literal, 60) / 6
@@ -493,7 +495,7 @@ class Explainer:
         if candidate.logger_gain:
             evidence.append(f"the logger {error.logger} is the record's module")
         contradiction = False
-        wanted, have = error.error_class, index.error_class(record)
+        wanted = error.error_class
         if wanted:
             wanted_level, have_level = wanted.upper() in _LEVELS, have.upper() in _LEVELS
             if same_class(wanted, have):

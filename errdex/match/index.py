@@ -44,12 +44,13 @@ from errdex.match.engines import PrefilterEngine, make_engine
 KEY_LENGTH = 16
 """Longest prefilter key; longer literals contribute a window of this length."""
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 IndexRow = tuple[int, str, str, int, int, str, str]
 """What the index reads per record: rowid, class, path, line, end line, kind, template JSON."""
 
 
+_SPACES = re.compile(r"\s+")
 _THREE_ALNUM = re.compile(r"[^\W_][\W_]*[^\W_][\W_]*[^\W_]")
 
 
@@ -93,6 +94,18 @@ def _head_start(message: str) -> str:
     Whitespace runs count as single spaces, as a re-wrapped paste is matched.
     """
     return " ".join(message[: HEAD_LENGTHS[0] * 4].split())
+
+
+def _tail_end(message: str) -> str:
+    """A message's last :data:`TAIL_LENGTH` characters, as tails are compared with them.
+
+    Whitespace runs count as single spaces, as a re-wrapped paste is matched.
+    """
+    window = TAIL_LENGTH * 4
+    end = " ".join(message[-window:].split())
+    if len(end) <= TAIL_LENGTH < len(message) - window:
+        end = " ".join(message.split())  # the window began inside a long whitespace run
+    return end[-TAIL_LENGTH:]
 
 
 def _add_members(group: object, found: list[int]) -> bool:
@@ -311,15 +324,23 @@ class MatcherIndex:
         found = self._in_buckets(self.engines[FREE if anchored else ALL], message)
         if not anchored:
             return found
-        start = _head_start(message)
-        heads = self._heads
+        start, end = _head_start(message), _tail_end(message)
+        size = len(start)
+        heads, tails = self._heads, self._tails
         occurred: list[set[int]] = []  # the crowded automaton's buckets, walked once
         for length in HEAD_LENGTHS:
-            if length > len(start):
+            group = heads.get(start[:length]) if length <= size else None
+            if group is None:
                 continue
-            group = heads.get(start[:length])
-            if group is not None and not _add_members(group, found):
-                self._by_tail(message, group, found, occurred)  # type: ignore[arg-type]
+            # A whole message also ends with its template's tail: checking it here is much
+            # cheaper than verifying the template.
+            if type(group) is int:
+                if end.endswith(tails[group]):
+                    found.append(group)
+            elif type(group) is tuple:
+                found.extend(number for number in group if end.endswith(tails[number]))
+            else:
+                self._by_tail(message, end, group, found, occurred)  # type: ignore[arg-type]
         return found
 
     def _in_buckets(self, engine: PrefilterEngine | None, text: str) -> list[int]:
@@ -332,12 +353,17 @@ class MatcherIndex:
         return found
 
     def _by_tail(
-        self, message: str, by_tail: _ByTail, found: list[int], occurred: list[set[int]]
+        self,
+        message: str,
+        end: str,
+        by_tail: _ByTail,
+        found: list[int],
+        occurred: list[set[int]],
     ) -> None:
-        """Add the templates of a shared head whose tail ends the message."""
-        size = len(message)
-        for length in range(min(TAIL_LENGTH, size), -1, -1):
-            group = by_tail.get(message[size - length :])
+        """Add the templates of a shared head whose tail ends the message (``end``: its tail)."""
+        size = len(end)
+        for length in range(size, -1, -1):
+            group = by_tail.get(end[size - length :])
             if group is not None and not _add_members(group, found):
                 # Still many ("Invalid {x}"): only those whose key occurs in the message.
                 if not occurred:
@@ -550,11 +576,13 @@ TAIL_LENGTH = 4
 def template_tail(last: str) -> str:
     """What a whole message a template produces must end with: its last characters.
 
-    Taken after the last literal's last whitespace (which a re-wrapped paste may have
-    changed), at most :data:`TAIL_LENGTH` characters; empty when the template ends with a hole.
+    At most :data:`TAIL_LENGTH` characters of its last literal, whitespace runs counted as
+    single spaces (a re-wrapped paste may have changed them); empty when the template ends
+    with a hole or with whitespace.
     """
-    word = last.rsplit(None, 1)[-1] if last and not last[-1].isspace() else ""
-    return word[-TAIL_LENGTH:]
+    if not last or last[-1].isspace():
+        return ""
+    return _SPACES.sub(" ", last[-TAIL_LENGTH * 4 :])[-TAIL_LENGTH:]
 
 
 def _members(group: list[int]) -> _Members:
