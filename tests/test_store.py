@@ -90,6 +90,88 @@ def test_a_failed_write_leaves_the_previous_records(tmp_path):
         assert store.integrity() == "ok"
 
 
+def test_the_search_index_follows_bulk_writes(tmp_path):
+    # Writes of many rows keep the search index in bulk, not row by row: it must still hold
+    # exactly the records' text after a first run, a re-run, an update and a removal.
+    with SQLiteStore(tmp_path / "s.sqlite3") as store:
+        fill(store, 40)
+        fill(store, 30, word="second")
+        fill(store, 5, key="other", word="zebra")
+        assert store.integrity() == "ok"
+        assert store.search(SearchQuery(text="first"))[1] == 0
+        assert store.search(SearchQuery(text="second"))[1] == 30
+        rows = [
+            (rowid, envelope.record.model_copy(update={"error_message": f"third message {n}"}))
+            for n, (rowid, envelope) in enumerate(
+                (rowid, envelope)
+                for rowid, envelope in store.iter_rows()
+                if envelope.record.error_message.startswith("second")
+            )
+            if n % 3 == 0
+        ]
+        assert store.update_rows(rows) == 10
+        assert store.integrity() == "ok"
+        assert store.search(SearchQuery(text="third"))[1] == 10
+        assert store.search(SearchQuery(text="second"))[1] == 20
+        assert store.search(SearchQuery(text="zebra"))[1] == 5
+        # An import repeats ids within and across its batches of 500: the last one wins.
+        base = seed_envelope()
+        envelopes = [
+            base.model_copy(
+                update={
+                    "record": base.record.model_copy(
+                        update={"id": f"{n % 700:016x}", "error_message": f"imported {n}"}
+                    )
+                }
+            )
+            for n in range(1200)
+        ]
+        assert store.upsert_records(SourceInfo(key="i", repo="i", kind="import"), envelopes)
+        assert store.integrity() == "ok"
+        assert store.search(SearchQuery(text="imported"))[1] == 700
+        assert store.search(SearchQuery(text="1199"))[1] == 1
+        assert store.search(SearchQuery(text="499"))[1] == 0  # replaced by 1199
+
+
+def test_a_search_index_out_of_step_is_reported(tmp_path):
+    path = tmp_path / "s.sqlite3"
+    with SQLiteStore(path) as store:
+        fill(store, 3)
+    with sqlite3.connect(path) as raw:
+        raw.execute("DROP TRIGGER records_au")
+        raw.execute("UPDATE records SET error_message = 'changed behind its back'")
+    with SQLiteStore(path) as store:
+        assert store.integrity().startswith("search index:")
+
+
+def test_a_version_3_store_gets_the_triggers_that_bulk_writes_pause(tmp_path):
+    path = tmp_path / "v3.sqlite3"
+    with SQLiteStore(path) as store:
+        fill(store, 4)
+    with sqlite3.connect(path) as raw:
+        for trigger in ("records_ai", "records_ad", "records_au"):
+            sql = raw.execute(
+                "SELECT sql FROM sqlite_master WHERE name = ?", (trigger,)
+            ).fetchone()[0]
+            raw.execute(f"DROP TRIGGER {trigger}")
+            raw.execute(
+                sql.replace("WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_deferred')", "")
+            )
+        raw.execute("UPDATE meta SET value = '3' WHERE key = 'store_version'")
+        files = raw.execute("SELECT count(*) FROM files").fetchone()[0]
+    with SQLiteStore(path) as store:
+        fill(store, 6, word="after")
+        assert store.integrity() == "ok"
+        assert store.search(SearchQuery(text="after"))[1] == 6
+    with sqlite3.connect(path) as raw:
+        triggers = raw.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
+        assert len(triggers) == 3 and all("fts_deferred" in sql for (sql,) in triggers)
+        assert raw.execute("SELECT value FROM meta WHERE key = 'store_version'").fetchone() == (
+            str(STORE_VERSION),
+        )
+        assert files == 0 or raw.execute("SELECT count(*) FROM files").fetchone()[0] == files
+
+
 def test_stores_of_an_older_version_are_migrated(tmp_path):
     path = tmp_path / "old.sqlite3"
     with SQLiteStore(path) as store:
