@@ -154,6 +154,64 @@ def test_a_message_cut_short_finds_the_template_it_starts(cli, tmp_path):
     assert all(match["kind"] == "approximate" for match in answer["matches"])
 
 
+UNKNOWN_TASK = (
+    "import logging\n"
+    "logger = logging.getLogger(__name__)\n"
+    'UNKNOWN = """Received unregistered task of type %s.\n'
+    "The message has been ignored and discarded.\n"
+    "\n"
+    "Did you remember to import the module containing this task?\n"
+    "\n"
+    "The full contents of the message body was:\n"
+    '%s\n"""\n'
+    "def on_unknown(name, body):\n"
+    "    logger.error(UNKNOWN, name, body, exc_info=True)\n"
+)
+
+
+def _explain_unknown_task(cli, tmp_path, text):
+    """Mine a log site with a multi-line message, explain ``text`` and return the best match."""
+    src = tmp_path / "proj"
+    make_repo(src, {"pkg/consumer.py": UNKNOWN_TASK})
+    cli("mine", str(src))
+    best = json.loads(cli("explain", text, "--json").output)["matches"][0]
+    assert best["kind"] == "exact" and best["record"]["lineNumber"] == 12
+    return best
+
+
+def test_the_message_logged_before_a_traceback_finds_its_log_site(cli, tmp_path):
+    # ``logger.error(msg, exc_info=True)`` prints the message, then the traceback of the
+    # exception being handled, whose own KeyError no record explains.
+    text = (
+        "Received unregistered task of type 'app.tasks.add'.\n"
+        "The message has been ignored and discarded.\n\n"
+        "Did you remember to import the module containing this task?\n\n"
+        "The full contents of the message body was:\n"
+        "b'[[], {}]' (9b)\n"
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/pkg/consumer.py", line 40, in on_message\n'
+        "    strategy = strategies[name]\n"
+        "KeyError: 'app.tasks.add'\n"
+    )
+    best = _explain_unknown_task(cli, tmp_path, text)
+    assert best["captures"] == {"name": "'app.tasks.add'", "body": "b'[[], {}]' (9b)"}
+    assert "the text before the traceback matches the template" in best["evidence"]
+
+
+def test_a_multi_line_message_pasted_without_its_end_finds_its_template(cli, tmp_path):
+    text = (
+        "[2019-08-13 13:56:43,760: ERROR/MainProcess] Received unregistered task of type"
+        " 'app.tasks.add'.\nThe message has been ignored and discarded.\n"
+    )
+    best = _explain_unknown_task(cli, tmp_path, text)
+    assert best["captures"] == {"name": "'app.tasks.add'", "body": "…"}
+    assert any("not all of it was pasted" in note for note in best["evidence"])
+    # Unmarked, a short start is no evidence: it may be another message's whole text.
+    short = "Received unregistered task of type x.\nThe message"
+    answer = json.loads(cli("explain", short, "--json").output)
+    assert all(match["kind"] == "approximate" for match in answer["matches"])
+
+
 def test_the_index_is_cached_next_to_the_store_and_rebuilt_when_it_changes(
     cli, seeded, db, tmp_path
 ):

@@ -986,3 +986,30 @@ def test_extraction_and_link_leave_no_reference_cycles():
     finally:
         if enabled:
             gc.enable()
+
+
+def test_code_older_than_python_3_7_that_names_things_async_is_still_mined():
+    # celery 4.1 imports ``kombu.async``: this Python's grammar refuses the file, the 3.6
+    # grammar (``async`` still a name) reads it.
+    sites = mine(
+        {
+            "pkg/worker.py": """\
+            from kombu.async import Hub
+
+            def start(async=False):
+                if async:
+                    raise ValueError("cannot start in async mode: %s" % Hub)
+            """
+        }
+    )
+    site = one(sites, 5)
+    assert site.template.text == "cannot start in async mode: {Hub}"
+
+
+def test_a_file_no_grammar_reads_is_a_syntax_error_of_this_python():
+    from errdex.errors import ExtractionError
+
+    with pytest.raises(ExtractionError) as caught:
+        extract({"pkg/old.py": 'print "hello"\nasync = 1\n'})
+    assert caught.value.kind == "syntax-error" and caught.value.line == 1
+    assert "Missing parentheses" in str(caught.value)

@@ -3526,6 +3526,31 @@ class _Linker:
         return completed
 
 
+OLD_GRAMMAR = (3, 6)
+"""The grammar a file is parsed with again when this Python's refuses it: code written before
+Python 3.7 may use ``async`` and ``await`` as names (celery 4.1's ``from kombu.async import
+…``), which that grammar still accepts."""
+
+
+def _parse_module(text: str, path: str) -> ast.Module:
+    """Parse a file with this Python's grammar, else with :data:`OLD_GRAMMAR`.
+
+    Raises:
+        SyntaxError: Neither grammar reads it (the error of this Python's grammar).
+    """
+    with warnings.catch_warnings():
+        # Old code is full of invalid escapes ("\d" in a plain string): the parser warns
+        # about each, which is the mined project's business, not the user's.
+        warnings.simplefilter("ignore")
+        try:
+            return ast.parse(text, filename=path)
+        except SyntaxError as exc:
+            try:
+                return ast.parse(text, filename=path, feature_version=OLD_GRAMMAR)
+            except SyntaxError:
+                raise exc from None
+
+
 class PythonExtractor:
     """Finds the error sites of Python files.
 
@@ -3555,11 +3580,7 @@ class PythonExtractor:
         data = file.data or b""
         text = decode_source(file)
         try:
-            with warnings.catch_warnings():
-                # Old code is full of invalid escapes ("\d" in a plain string): the parser
-                # warns about each, which is the mined project's business, not the user's.
-                warnings.simplefilter("ignore")
-                module = ast.parse(text, filename=file.path)
+            module = _parse_module(text, file.path)
         except SyntaxError as exc:
             raise ExtractionError(
                 f"syntax error: {exc.msg}",

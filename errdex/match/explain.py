@@ -50,6 +50,10 @@ _ALIASES = {
 SPECIFIC = 12
 """Templates with fewer literal characters match too much to be evidence on their own."""
 
+UNMARKED_CUT = 60
+"""A multi-line message that stops before its template's end, with no ``...`` to say it was
+cut, counts only when it shows at least this many of the template's literal characters."""
+
 MAX_PARAGRAPHS = 10
 """A message's leading paragraphs are tried alone (text appended after a message) up to this."""
 
@@ -159,6 +163,15 @@ def message_variants(error: ParsedError) -> list[str]:
         if stripped != message:
             variants.append(stripped)
     return variants
+
+
+_TRACEBACK_HEADER = re.compile(r"^[ \t]*Traceback \(most recent call last\):[ \t]*$", re.MULTILINE)
+
+
+def _before_traceback(text: str) -> str:
+    """The text of a paste before its first traceback header, trimmed (empty without one)."""
+    header = _TRACEBACK_HEADER.search(text, 0, MAX_PASTE_LINES * FALLBACK_LINE_CHARS)
+    return text[: header.start()].strip() if header is not None else ""
 
 
 def _paste_lines(text: str) -> list[str]:
@@ -282,6 +295,16 @@ class Explainer:
             specific = self._verify_variants(number, [leading], candidates, note=note)
         if not specific and error.truncated:
             specific = self._verify_cut(number, error.message, candidates)
+        if not specific and "\n" in error.message.strip():
+            specific = self._verify_cut(number, error.message, candidates, marked=False)
+        lead = _before_traceback(paste) if not specific else ""
+        if lead and lead != error.message.strip():
+            # ``logger.exception(msg)`` and ``exc_info=True`` print the message, then the
+            # traceback: the text before the traceback may be the record's message.
+            note = "the text before the traceback matches the template"
+            specific = self._verify_variants(number, [lead], candidates, note=note)
+            if not specific and "\n" in lead:
+                specific = self._verify_cut(number, lead, candidates, marked=False)
         if not specific:
             # The error may sit inside other text: context lines printed around it (pip's
             # "Collecting …"), a log prefix the parser does not know, or a format the parser
@@ -376,11 +399,19 @@ class Explainer:
                 break
         return specific
 
-    def _verify_cut(self, number: int, message: str, candidates: dict[int, _Candidate]) -> int:
-        """Add the records whose message starts as a message cut short (``…``) does.
+    def _verify_cut(
+        self,
+        number: int,
+        message: str,
+        candidates: dict[int, _Candidate],
+        *,
+        marked: bool = True,
+    ) -> int:
+        """Add the records whose message starts as a message cut short does.
 
-        Only the templates of which the message shows the most literal text, and at least
-        :data:`SPECIFIC` characters of it, count.
+        Only the templates of which the message shows the most literal text count, and only
+        with at least :data:`SPECIFIC` characters of it when the message is marked as cut
+        (``...``, ``…``), :data:`UNMARKED_CUT` when it is not (a paste that stops early).
 
         Returns:
             How many templates were added.
@@ -388,9 +419,14 @@ class Explainer:
         text = message.rstrip().removesuffix("...").removesuffix("…").rstrip()
         fits = self.index.verify_cut(text)
         most = max((shown for _, _, shown in fits), default=0)
-        if most < SPECIFIC:
+        if most < (SPECIFIC if marked else UNMARKED_CUT):
             return 0
-        note = f"the message is cut short; the {most} literal characters it shows match"
+        note = (
+            f"the message is cut short; the {most} literal characters it shows match"
+            if marked
+            else f"the message stops before the template's end (not all of it was pasted?);"
+            f" the {most} literal characters it shows match"
+        )
         best = [(template, captures) for template, captures, shown in fits if shown == most]
         for template, captures in best:
             self._add_records(template, number, captures, note, candidates)
