@@ -160,6 +160,22 @@ def test_scan_groups_known_and_unknown_error_lines():
     assert "connection <n> failed" in report.unknown[0].key
 
 
+def test_scan_does_not_group_lines_by_templates_with_almost_no_text():
+    # "request {x}" would claim every line that ends with "request …".
+    index = build_index(
+        [row(1, ["request ", "{x}"]), row(2, ["Worker ", "{n}", " died unexpectedly"])],
+        version="v",
+    )
+    lines = [
+        "2026-12-02 10:00:00,001 INFO app: handled request 12 in 0.1s",
+        "2026-12-02 10:00:01,002 ERROR app: failed request 13",
+        "2026-12-02 10:00:02,003 ERROR pool: Worker 7 died unexpectedly",
+    ]
+    report = Scanner(index).scan(lines)
+    assert report.matched == 1 and report.groups[0].rowids == [2]
+    assert report.unmatched == 1 and "failed request" in report.unknown[0].key
+
+
 def test_mask_hides_variable_parts():
     assert mask("id 0xdeadbeef took 12.5 ms for 'abc'") == "id <hex> took <n> ms for <str>"
 

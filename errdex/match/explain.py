@@ -20,6 +20,7 @@ from typing import Any
 
 from errdex.analyze.writer import ensure_narrative
 from errdex.match.index import (
+    SPECIFIC,
     MatcherIndex,
     build_index,
     index_path,
@@ -47,8 +48,6 @@ _ALIASES = {
 }
 """Names that are the same class at run time (a traceback prints the real one)."""
 
-SPECIFIC = 12
-"""Templates with fewer literal characters match too much to be evidence on their own."""
 
 UNMARKED_CUT = 60
 """A multi-line message that stops before its template's end, with no ``...`` to say it was

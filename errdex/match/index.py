@@ -59,6 +59,10 @@ def _usable(text: str) -> bool:
     return _THREE_ALNUM.search(text) is not None
 
 
+SPECIFIC = 12
+"""Templates with fewer literal characters match too much to be evidence on their own: explain
+needs a frame to call them exact, and a log scan does not group lines by them."""
+
 SHARED_HEAD = 4
 """Heads shared by more templates than this are split by the templates' tails."""
 

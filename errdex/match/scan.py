@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from errdex.match.index import MatcherIndex
+from errdex.match.index import SPECIFIC, MatcherIndex
 
 MAX_LINE = 20_000
 """Longer lines are cut to this many characters before matching (a scan must keep pace)."""
@@ -107,11 +107,12 @@ class Scanner:
             line: One log line, without its newline.
 
         Returns:
-            ``(template, captures)`` of the most specific matching template, or None.
+            ``(template, captures)`` of the most specific matching template (one with at least
+            :data:`~errdex.match.index.SPECIFIC` literal characters), or None.
         """
         best: tuple[int, tuple[str, ...]] | None = None
         best_length = -1
-        for number, captures in self.index.find_in(line):
+        for number, captures in self.index.find_in(line, min_literal=SPECIFIC):
             length = self.index.literal_length(number)
             if length > best_length:
                 best, best_length = (number, captures), length
