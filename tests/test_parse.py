@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import inspect
 import json
 import random
 import sys
@@ -23,6 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from errdex.match import parse as parse_module
+from errdex.match.explain import Explanation
 from errdex.match.parse import (
     MAX_ERRORS,
     MAX_FRAMES,
@@ -125,6 +127,21 @@ def test_values_are_frozen() -> None:
         parsed.errors[0].message = "y"  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         Frame("a.py").line = 3  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("cls", [ParsedError, ParsedInput, Explanation])
+def test_hand_written_constructors_take_exactly_the_fields(cls: type) -> None:
+    # These frozen values set their fields in an ``__init__`` of their own (for speed): it
+    # must take every field, in order, with the field's default, and set it.
+    parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    assert [(p.name, p.default) for p in parameters] == [
+        (f.name, inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default)
+        for f in dataclasses.fields(cls)
+    ]
+    values = {p.name: object() for p in parameters}
+    made = cls(**values)
+    assert all(getattr(made, name) is value for name, value in values.items())
+    assert dataclasses.replace(made, **{parameters[0].name: 1}) != made
 
 
 def test_primary_is_the_last_outermost_exception() -> None:

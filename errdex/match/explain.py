@@ -100,7 +100,7 @@ class _Candidate:
     exact: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Explanation:
     """The answer to one paste.
 
@@ -115,6 +115,16 @@ class Explanation:
     matches: list[Match]
     ambiguous: bool = False
     total: int = 0
+
+    def __init__(
+        self, parsed: ParsedInput, matches: list[Match], ambiguous: bool = False, total: int = 0
+    ) -> None:
+        # Written out for speed, as the parser's values' are (one per explain).
+        values = self.__dict__
+        values["parsed"] = parsed
+        values["matches"] = matches
+        values["ambiguous"] = ambiguous
+        values["total"] = total
 
     @property
     def found(self) -> bool:

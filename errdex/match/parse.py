@@ -111,7 +111,7 @@ class Frame:
     source: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ParsedError:
     """One error of a paste: an exception, or a log record.
 
@@ -152,11 +152,43 @@ class ParsedError:
     logger: str | None = None
     omitted_frames: int = 0
 
+    def __init__(
+        self,
+        error_class: str | None,
+        qualified_class: str | None,
+        message: str,
+        frames: tuple[Frame, ...] = (),
+        notes: tuple[str, ...] = (),
+        relation: str | None = None,
+        truncated: bool = False,
+        language: str = "python",
+        depth: int = 0,
+        level: str | None = None,
+        logger: str | None = None,
+        omitted_frames: int = 0,
+    ) -> None:
+        # Written out instead of the frozen dataclass's own ``__init__``, which sets each
+        # field through ``object.__setattr__``: a parse makes one per error, and that cost
+        # a tenth of an explain. A test checks that it takes exactly the fields.
+        values = self.__dict__
+        values["error_class"] = error_class
+        values["qualified_class"] = qualified_class
+        values["message"] = message
+        values["frames"] = frames
+        values["notes"] = notes
+        values["relation"] = relation
+        values["truncated"] = truncated
+        values["language"] = language
+        values["depth"] = depth
+        values["level"] = level
+        values["logger"] = logger
+        values["omitted_frames"] = omitted_frames
+
 
 _PRIMARY_RANK = {None: 4, "CRITICAL": 3, "ERROR": 2, "WARNING": 1}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ParsedInput:
     """What a paste holds.
 
@@ -179,6 +211,24 @@ class ParsedInput:
     original: str
     omitted_errors: int = 0
     skipped_lines: int = 0
+
+    def __init__(
+        self,
+        kind: str,
+        errors: tuple[ParsedError, ...],
+        lines_used: int,
+        original: str,
+        omitted_errors: int = 0,
+        skipped_lines: int = 0,
+    ) -> None:
+        # Written out for speed, as :class:`ParsedError`'s is.
+        values = self.__dict__
+        values["kind"] = kind
+        values["errors"] = errors
+        values["lines_used"] = lines_used
+        values["original"] = original
+        values["omitted_errors"] = omitted_errors
+        values["skipped_lines"] = skipped_lines
 
     @property
     def primary(self) -> ParsedError | None:
