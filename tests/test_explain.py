@@ -198,6 +198,55 @@ def test_the_message_logged_before_a_traceback_finds_its_log_site(cli, tmp_path)
     assert "the text before the traceback matches the template" in best["evidence"]
 
 
+def test_only_a_paste_of_one_traceback_chain_has_a_logged_message_before_it(cli, tmp_path):
+    message = (
+        "Received unregistered task of type 'app.tasks.add'.\n"
+        "The message has been ignored and discarded.\n\n"
+        "Did you remember to import the module containing this task?\n\n"
+        "The full contents of the message body was:\n"
+        "b'[[], {}]' (9b)\n"
+    )
+    traceback = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/pkg/consumer.py", line 40, in on_message\n'
+        "    strategy = strategies[name]\n"
+    )
+    # Windows line ends change nothing.
+    best = _explain_unknown_task(
+        cli, tmp_path, (message + traceback + "KeyError: 'x'\n").replace("\n", "\r\n")
+    )
+    assert "the text before the traceback matches the template" in best["evidence"]
+    # The text before the first of two unrelated tracebacks says nothing of the second.
+    text = message + traceback + "KeyError: 'x'\n\n" + traceback + "TypeError: 'int' object\n"
+    answer = json.loads(cli("explain", text, "--json").output)
+    assert all(match["kind"] == "approximate" for match in answer["matches"])
+
+
+def test_an_unmarked_cut_counts_only_when_the_paste_stops_inside_the_text(cli, tmp_path):
+    src = tmp_path / "proj"
+    make_repo(
+        src,
+        {
+            "pkg/pool.py": (
+                "import logging\n"
+                "def start(reason, path):\n"
+                "    logging.getLogger(__name__).error(\n"
+                '        "The worker pool could not be started because its configuration is'
+                ' broken: %s\\nCheck the settings in %s and start it again", reason, path\n'
+                "    )\n"
+            )
+        },
+    )
+    cli("mine", str(src))
+    start = "The worker pool could not be started because its configuration is broken: bad"
+    answer = json.loads(cli("explain", start + "\nCheck the settings", "--json").output)
+    assert answer["matches"][0]["kind"] == "exact"
+    assert answer["matches"][0]["captures"] == {"reason": "bad", "path": "…"}
+    # Stopping inside the hole, the message may go on with anything: no evidence.
+    answer = json.loads(cli("explain", start + "\nsomething else", "--json").output)
+    assert all(match["kind"] == "approximate" for match in answer["matches"])
+
+
 def test_a_multi_line_message_pasted_without_its_end_finds_its_template(cli, tmp_path):
     text = (
         "[2019-08-13 13:56:43,760: ERROR/MainProcess] Received unregistered task of type"

@@ -285,7 +285,7 @@ def test_whole_message_lookups_never_lose_a_matching_template(templates, values,
     assert index.template_count - 33 in index.candidates(crowded, anchored=True)
 
 
-_SPACES = st.sampled_from([" ", "  ", "\n", "\n  ", "\t"])
+_SPACES = st.sampled_from([" ", "  ", "\n", "\n  ", "\t", "\n" + " " * 14])
 
 
 @settings(max_examples=300)
@@ -310,6 +310,7 @@ def test_a_message_ends_with_its_template_tail_however_it_was_wrapped(last, valu
 
 def test_a_tail_window_that_begins_inside_a_whitespace_run_still_sees_the_run():
     assert _tail_end("x" * 100 + " " * 40 + "ab") == "x ab"
+    assert _tail_end("E\n" + " " * 12 + "abc") == " abc"  # 17 characters: just over the window
     assert template_tail("value is \n  ") == ""  # ends with whitespace: the hole may follow
     assert template_tail("  the value\n  is") == "e is"
 

@@ -40,13 +40,18 @@ class CompiledTemplate:
         object.__setattr__(self, "literal_length", sum(len(text) for text in self.literals))
         object.__setattr__(self, "multiline", any("\n" in text for text in self.literals))
 
-    def match_loose(self, message: str) -> tuple[str, ...] | None:
+    def match_loose(self, message: str, *, normalized: bool = False) -> tuple[str, ...] | None:
         """Match a message whose whitespace was changed (wrapped, re-indented, trimmed lines).
 
         Every run of whitespace in the message and in the template's literals counts as one
         space; the captures are taken from the normalised message.
+
+        Args:
+            message: The message.
+            normalized: The message is already :func:`normalize_space`'d (a caller trying
+                many templates normalises it once).
         """
-        return _loose(self).match(normalize_space(message))
+        return _loose(self).match(message if normalized else normalize_space(message))
 
     def match(self, message: str, start: int = 0) -> tuple[str, ...] | None:
         """Match a whole message (or its end, from ``start``).

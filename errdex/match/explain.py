@@ -174,13 +174,43 @@ def message_variants(error: ParsedError) -> list[str]:
     return variants
 
 
-_TRACEBACK_HEADER = re.compile(r"^[ \t]*Traceback \(most recent call last\):[ \t]*$", re.MULTILINE)
+_TRACEBACK_HEADER = re.compile(
+    r"^[ \t]*Traceback \(most recent call last\):[ \t]*\r?$", re.MULTILINE
+)
+
+MAX_LEAD_CHARS = 8000
+"""At most this much text before a traceback is tried as the message logged with it."""
 
 
-def _before_traceback(text: str) -> str:
-    """The text of a paste before its first traceback header, trimmed (empty without one)."""
-    header = _TRACEBACK_HEADER.search(text, 0, MAX_PASTE_LINES * FALLBACK_LINE_CHARS)
-    return text[: header.start()].strip() if header is not None else ""
+def _logged_message(parsed: ParsedInput, text: str) -> str:
+    """The text a paste shows before its one traceback (chain), trimmed; else empty.
+
+    ``logger.exception(msg)`` and ``exc_info=True`` print the message, then the traceback of
+    the exception being handled. Only a paste that is one exception chain, each exception
+    with its own traceback header, counts: text before one of several unrelated tracebacks
+    says nothing of the last.
+    """
+    errors = parsed.errors
+    if "Traceback (most recent call last):" not in text or not errors:
+        return ""
+    for position, error in enumerate(errors):
+        if error.level is not None or (position and error.relation not in ("cause", "context")):
+            return ""
+    headers = 0
+    first = -1
+    for header in _TRACEBACK_HEADER.finditer(text):
+        headers += 1
+        if headers > len(errors):
+            return ""
+        first = header.start() if first < 0 else first
+    if headers != len(errors):
+        return ""
+    return text[max(0, first - MAX_LEAD_CHARS) : first].strip()
+
+
+def _cut_in_hole(value: str) -> bool:
+    """Whether a captured value is a hole's start that a cut message stops inside."""
+    return len(value) > 1 and value.endswith("…")
 
 
 def _paste_lines(text: str) -> list[str]:
@@ -251,8 +281,12 @@ class Explainer:
         parsed = parse(text)
         candidates: dict[int, _Candidate] = {}
         primary = len(parsed.errors) - 1
+        lead = _logged_message(parsed, text)
         for number, error in enumerate(parsed.errors):
-            self._collect(number, error, candidates, text if number == primary else "")
+            if number == primary:
+                self._collect(number, error, candidates, text, lead)
+            else:
+                self._collect(number, error, candidates, "", "")
         plain: dict[tuple[int, int, bool, str, bool], _Candidate] = {}
         for candidate in candidates.values():
             self._score(candidate, parsed.errors[candidate.error], plain)
@@ -278,6 +312,7 @@ class Explainer:
         error: ParsedError,
         candidates: dict[int, _Candidate],
         paste: str,
+        lead: str,
     ) -> None:
         """Add the records whose template produces the message, and those frames point at.
 
@@ -287,6 +322,8 @@ class Explainer:
             candidates: Where candidates are collected.
             paste: The pasted text, searched when the message itself matches nothing
                 specific (the primary error only; else empty).
+            lead: The text the paste shows before its traceback, tried as the message when
+                the error's own matches nothing (see :func:`_logged_message`).
         """
         index = self.index
         variants = message_variants(error)
@@ -304,12 +341,9 @@ class Explainer:
             specific = self._verify_variants(number, [leading], candidates, note=note)
         if not specific and error.truncated:
             specific = self._verify_cut(number, error.message, candidates)
-        if not specific and "\n" in error.message.strip():
+        elif not specific and "\n" in error.message.strip():
             specific = self._verify_cut(number, error.message, candidates, marked=False)
-        lead = _before_traceback(paste) if not specific else ""
-        if lead and lead != error.message.strip():
-            # ``logger.exception(msg)`` and ``exc_info=True`` print the message, then the
-            # traceback: the text before the traceback may be the record's message.
+        if not specific and lead and lead != error.message.strip():
             note = "the text before the traceback matches the template"
             specific = self._verify_variants(number, [lead], candidates, note=note)
             if not specific and "\n" in lead:
@@ -427,6 +461,10 @@ class Explainer:
         """
         text = message.rstrip().removesuffix("...").removesuffix("…").rstrip()
         fits = self.index.verify_cut(text)
+        if not marked:
+            # Unmarked, only a paste that stops inside the template's text counts: one that
+            # stops inside a hole may as well go on with other text.
+            fits = [fit for fit in fits if not any(_cut_in_hole(value) for value in fit[1])]
         most = max((shown for _, _, shown in fits), default=0)
         if most < (SPECIFIC if marked else UNMARKED_CUT):
             return 0

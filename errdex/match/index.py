@@ -38,7 +38,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from errdex.match.compile import CompiledTemplate, match_cut, match_literals
+from errdex.match.compile import CompiledTemplate, match_cut, match_literals, normalize_space
 from errdex.match.engines import PrefilterEngine, make_engine
 
 KEY_LENGTH = 16
@@ -107,7 +107,7 @@ def _tail_end(message: str) -> str:
     """
     window = TAIL_LENGTH * 4
     end = " ".join(message[-window:].split())
-    if len(end) <= TAIL_LENGTH < len(message) - window:
+    if len(end) <= TAIL_LENGTH and len(message) > window:
         end = " ".join(message.split())  # the window began inside a long whitespace run
     return end[-TAIL_LENGTH:]
 
@@ -258,12 +258,14 @@ class MatcherIndex:
         """
         found: list[tuple[int, tuple[str, ...], bool]] = []
         literals_of, multiline = self._literals, self._multiline
+        normalized = ""
         for number in numbers:
             captures = match_literals(literals_of[number], text)
             if captures is not None:
                 found.append((number, captures, False))
             elif loose or multiline[number]:
-                captures = self.template(number).match_loose(text)
+                normalized = normalized or normalize_space(text)
+                captures = self.template(number).match_loose(normalized, normalized=True)
                 if captures is not None:
                     found.append((number, captures, True))
         return found
