@@ -37,6 +37,7 @@ from errdex.match.parse import (
     Recogniser,
     Scan,
     parse,
+    quick_init,
     register_recogniser,
     strip_ansi,
 )
@@ -142,6 +143,15 @@ def test_hand_written_constructors_take_exactly_the_fields(cls: type) -> None:
     made = cls(**values)
     assert all(getattr(made, name) is value for name, value in values.items())
     assert dataclasses.replace(made, **{parameters[0].name: 1}) != made
+
+
+def test_quick_init_refuses_a_default_factory() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Listed:
+        items: list[str] = dataclasses.field(default_factory=list)
+
+    with pytest.raises(TypeError, match="default factory"):
+        quick_init(Listed)
 
 
 def test_primary_is_the_last_outermost_exception() -> None:

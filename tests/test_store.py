@@ -38,6 +38,13 @@ def fill(store, count, key="src", word="first"):
     )
 
 
+def filled_file(path, count):
+    """Write a store of ``count`` records at ``path`` and close it; return the path."""
+    with SQLiteStore(path) as store:
+        fill(store, count)
+    return path
+
+
 def test_version_token_changes_on_every_write(tmp_path):
     with SQLiteStore(tmp_path / "s.sqlite3") as store:
         first = store.version()
@@ -134,9 +141,7 @@ def test_the_search_index_follows_bulk_writes(tmp_path):
 
 
 def test_a_search_index_out_of_step_is_reported(tmp_path):
-    path = tmp_path / "s.sqlite3"
-    with SQLiteStore(path) as store:
-        fill(store, 3)
+    path = filled_file(tmp_path / "s.sqlite3", 3)
     with sqlite3.connect(path) as raw:
         raw.execute("DROP TRIGGER records_au")
         raw.execute("UPDATE records SET error_message = 'changed behind its back'")
@@ -145,9 +150,7 @@ def test_a_search_index_out_of_step_is_reported(tmp_path):
 
 
 def test_a_version_3_store_gets_the_triggers_that_bulk_writes_pause(tmp_path):
-    path = tmp_path / "v3.sqlite3"
-    with SQLiteStore(path) as store:
-        fill(store, 4)
+    path = filled_file(tmp_path / "v3.sqlite3", 4)
     with sqlite3.connect(path) as raw:
         for trigger in ("records_ai", "records_ad", "records_au"):
             sql = raw.execute(
@@ -173,9 +176,7 @@ def test_a_version_3_store_gets_the_triggers_that_bulk_writes_pause(tmp_path):
 
 
 def test_stores_of_an_older_version_are_migrated(tmp_path):
-    path = tmp_path / "old.sqlite3"
-    with SQLiteStore(path) as store:
-        fill(store, 5)
+    path = filled_file(tmp_path / "old.sqlite3", 5)
     with sqlite3.connect(path) as raw:
         raw.execute("UPDATE meta SET value = '1' WHERE key = 'store_version'")
         raw.execute("DROP TRIGGER records_ai")

@@ -28,7 +28,7 @@ from errdex.match.index import (
     path_variants,
     save_index,
 )
-from errdex.match.parse import Frame, ParsedError, ParsedInput, parse
+from errdex.match.parse import Frame, ParsedError, ParsedInput, parse, quick_init
 from errdex.models import Match, MatchKind
 from errdex.store.base import RecordStore, SearchQuery
 
@@ -100,7 +100,8 @@ class _Candidate:
     exact: bool = False
 
 
-@dataclass(frozen=True, init=False)
+@quick_init
+@dataclass(frozen=True)
 class Explanation:
     """The answer to one paste.
 
@@ -115,16 +116,6 @@ class Explanation:
     matches: list[Match]
     ambiguous: bool = False
     total: int = 0
-
-    def __init__(
-        self, parsed: ParsedInput, matches: list[Match], ambiguous: bool = False, total: int = 0
-    ) -> None:
-        # Written out for speed, as the parser's values' are (one per explain).
-        values = self.__dict__
-        values["parsed"] = parsed
-        values["matches"] = matches
-        values["ambiguous"] = ambiguous
-        values["total"] = total
 
     @property
     def found(self) -> bool:
