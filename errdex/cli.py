@@ -10,6 +10,7 @@ import dataclasses
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -146,7 +147,12 @@ def _explainer(pipeline: Pipeline, settings: Settings) -> Explainer:
     return Explainer.for_database(pipeline.store, settings.db, engine=settings.engine)
 
 
-def _progress(console: Console) -> Progress:
+def _progress(console: Console, *, auto_refresh: bool = True) -> Progress:
+    """A transient progress bar on a terminal (none elsewhere).
+
+    ``auto_refresh=False`` draws only when :func:`_refreshed` asks, without rich's refresh
+    thread: mining forks worker processes only when no other thread runs (#3).
+    """
     return Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
@@ -157,7 +163,22 @@ def _progress(console: Console) -> Progress:
         console=console,
         transient=True,
         disable=not console.is_terminal,
+        auto_refresh=auto_refresh,
     )
+
+
+def _refreshed(progress: Progress, every: float = 0.1) -> Callable[[], None]:
+    """Return a function that redraws ``progress`` at most once every ``every`` seconds."""
+    last = 0.0
+
+    def refresh() -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - last >= every:
+            last = now
+            progress.refresh()
+
+    return refresh
 
 
 @app.command()
@@ -232,12 +253,14 @@ def mine(
 
                 chosen.extend(installed_sources())
             reports: list[RunReport] = []
-            with _progress(_stderr()) as progress:
+            with _progress(_stderr(), auto_refresh=False) as progress:
+                refresh = _refreshed(progress)
                 for source in chosen:
                     task = progress.add_task(f"mining {source.info.repo}", total=None, path="")
 
                     def advance(path: str, task: TaskID = task) -> None:
                         progress.update(task, advance=1, path=path)
+                        refresh()
 
                     reports.append(pipeline.mine(source, progress=advance))
                     progress.remove_task(task)

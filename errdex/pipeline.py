@@ -9,12 +9,20 @@ Per-file failures become :class:`~errdex.models.Problem` entries and never abort
 from __future__ import annotations
 
 import gc
+import itertools
+import multiprocessing
+import os
+import pickle
+import sys
+import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -39,7 +47,7 @@ from errdex.models import (
     utc_now,
 )
 from errdex.settings import Settings
-from errdex.store.base import RecordStore
+from errdex.store.base import EncodedRecord, RecordStore
 from errdex.store.jsonl import RecordFormat, read_jsonl, write_jsonl
 
 if TYPE_CHECKING:
@@ -174,6 +182,180 @@ def _collector_paused() -> Iterator[None]:
 
 
 _CHUNK = 16
+"""Files sent to a worker process at a time (fewer when they are big: :data:`_CHUNK_BYTES`)."""
+
+_CHUNK_BYTES = 128 * 1024
+"""Source bytes that close a chunk before it has :data:`_CHUNK` files."""
+
+
+class _Extraction:
+    """Extracts a run's files as they are read: here, or in ``settings.jobs`` processes.
+
+    With more than one job, the worker processes start as soon as two chunks of files are
+    read and get each chunk as it fills, so that they work while the rest is read; fewer
+    files than that are mined here, when :meth:`results` asks.
+
+    Args:
+        pipeline: The pipeline whose settings and extractors are used.
+    """
+
+    def __init__(self, pipeline: Pipeline) -> None:
+        self._pipeline = pipeline
+        self.files: list[SourceFile] = []
+        """The files added, in order."""
+        self._unsent: list[SourceFile] = []
+        self._unsent_bytes = 0
+        self._pool: ProcessPoolExecutor | None = None
+        self._batches: list[Future[list[tuple[str | None, Problem | None]]]] = []
+
+    def __enter__(self) -> _Extraction:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+    def add(self, file: SourceFile) -> None:
+        """Queue a file, sending full chunks to the worker processes."""
+        self.files.append(file)
+        if self._pipeline.settings.jobs <= 1:
+            return
+        self._unsent.append(file)
+        self._unsent_bytes += len(file.data or b"")
+        if self._pool is None:
+            if len(self._unsent) < 2 * _CHUNK and self._unsent_bytes < 2 * _CHUNK_BYTES:
+                return
+            self._pool = ProcessPoolExecutor(max_workers=self._pipeline.settings.jobs)
+        self._flush(self._pool, final=False)
+
+    def _flush(self, pool: ProcessPoolExecutor, *, final: bool) -> None:
+        """Send the unsent files in chunks of :data:`_CHUNK` files or :data:`_CHUNK_BYTES`.
+
+        A big file closes its chunk early, so that the last chunks are small and the
+        processes finish together. Unless ``final``, a chunk not yet full stays.
+        """
+        chunk: list[SourceFile] = []
+        size = 0
+        for file in self._unsent:
+            chunk.append(file)
+            size += len(file.data or b"")
+            if len(chunk) >= _CHUNK or size >= _CHUNK_BYTES:
+                self._send(pool, chunk)
+                chunk, size = [], 0
+        if final and chunk:
+            self._send(pool, chunk)
+            chunk, size = [], 0
+        self._unsent, self._unsent_bytes = chunk, size
+
+    def _send(self, pool: ProcessPoolExecutor, chunk: list[SourceFile]) -> None:
+        settings = self._pipeline.settings
+        self._batches.append(
+            pool.submit(_extract_chunk, settings.window, settings.languages, settings.strict, chunk)
+        )
+
+    def results(
+        self,
+    ) -> Iterator[tuple[SourceFile, tuple[FileResult, str] | None, Problem | None]]:
+        """Yield each file added with its result (and JSON) or its problem, in order."""
+        strict = self._pipeline.settings.strict
+        if self._pool is None:
+            for file in self.files:
+                yield file, *mine_file_json(self._pipeline._pick(file.path), file, strict=strict)
+            return
+        self._flush(self._pool, final=True)
+        files = iter(self.files)
+        for batch in self._batches:
+            for payload, problem in batch.result():
+                mined = None
+                if payload is not None:
+                    mined = FileResult.model_validate_json(payload), payload
+                yield next(files), mined, problem
+        # Done: no thread of the pool may outlive extraction (see _can_fork).
+        self._pool.shutdown()
+
+
+_BUILD_JOB: tuple[list[RaiseSite], SourceInfo, datetime, Callable[..., EncodedRecord]] | None = None
+"""The sites forked processes build records of (inherited at the fork, never pickled)."""
+
+PARALLEL_BUILD_MIN = 2000
+"""Fewer sites than this are built in one process: a fork costs more than it saves."""
+
+_OWN_SHARE = 0.5
+"""The mining process's span, relative to each forked process's: it also writes meanwhile."""
+
+_PIECES = 4
+"""Spans a forked process's share comes in: each is written while the next is built."""
+
+
+def _encode_span(start: int, stop: int) -> list[EncodedRecord]:
+    """Build and encode the records of ``sites[start:stop]`` of :data:`_BUILD_JOB`."""
+    if _BUILD_JOB is None:
+        raise RuntimeError("no records to build: _encode_span runs only under _encoded_records")
+    sites, info, mined_at, encode = _BUILD_JOB
+    with _collector_paused():
+        return [
+            encode(record, mined_at)
+            for record in build_records(sites[start:stop], info, analyzed_at=mined_at)
+        ]
+
+
+def _spool_span(start: int, stop: int, path: str) -> str:
+    """Build and encode a span in a forked process, into a file of the mining process's.
+
+    A file rather than the pool's pipe: the mining process is busy building its own span,
+    and the thread that reads the pipe gets the interpreter lock only every few
+    milliseconds, so a child sending megabytes through a 64 KiB pipe would mostly wait.
+    """
+    with open(path, "wb") as handle:
+        pickle.dump(_encode_span(start, stop), handle, protocol=pickle.HIGHEST_PROTOCOL)
+    return path
+
+
+def _collected(
+    pool: ProcessPoolExecutor, futures: Sequence[Future[str]]
+) -> Iterator[EncodedRecord]:
+    """Yield the spans' records in order; the children may exit once the last span is in."""
+    for index, future in enumerate(futures):
+        path = future.result()
+        if index == len(futures) - 1:
+            pool.shutdown(wait=False)
+        with open(path, "rb") as handle:
+            batch: list[EncodedRecord] = pickle.load(handle)  # our own child's file
+        os.unlink(path)
+        yield from batch
+
+
+def _spans(sites: Sequence[RaiseSite], jobs: int) -> list[tuple[int, int]]:
+    """Cut ``sites`` into spans at the file boundaries nearest to even cuts.
+
+    The first span is the mining process's own, :data:`_OWN_SHARE` of a forked process's
+    share; each forked process's share comes in :data:`_PIECES` spans. One span (no
+    parallel build) for one job or fewer than :data:`PARALLEL_BUILD_MIN` sites.
+    """
+    if jobs <= 1 or len(sites) < PARALLEL_BUILD_MIN:
+        return [(0, len(sites))]
+    piece = len(sites) / (_OWN_SHARE + jobs - 1) / _PIECES
+    cuts = [0]
+    for k in range((jobs - 1) * _PIECES):
+        target = round(piece * (_OWN_SHARE * _PIECES + k))
+        after = before = target
+        while 0 < after < len(sites) and sites[after].path == sites[after - 1].path:
+            after += 1
+        while before > cuts[-1] and sites[before].path == sites[before - 1].path:
+            before -= 1
+        cut = before if before > cuts[-1] and target - before < after - target else after
+        cuts.append(max(cut, cuts[-1]))
+    cuts.append(len(sites))
+    return [(a, b) for a, b in itertools.pairwise(cuts) if b > a]
+
+
+def _can_fork() -> bool:
+    """Whether forking this process is safe: see :meth:`Pipeline._encoded_records`."""
+    return (
+        "fork" in multiprocessing.get_all_start_methods()
+        and sys.platform != "darwin"
+        and threading.active_count() == 1
+    )
 
 
 class Pipeline:
@@ -243,6 +425,12 @@ class Pipeline:
             return self._mine(source, progress)
 
     def _mine(self, source: Source, progress: ProgressCallback | None) -> RunReport:
+        with _Extraction(self) as extraction:
+            return self._mine_with(source, progress, extraction)
+
+    def _mine_with(
+        self, source: Source, progress: ProgressCallback | None, extraction: _Extraction
+    ) -> RunReport:
         started = time.perf_counter()
         mined_at = utc_now()
         info = source.info.model_copy(update={"mined_at": mined_at})
@@ -251,7 +439,6 @@ class Pipeline:
         order: list[str] = []
         results: dict[str, tuple[Extractor, FileResult, str]] = {}
         problems: list[Problem] = []
-        pending: list[SourceFile] = []
         hits: dict[str, str] = {}
         reused = 0
 
@@ -279,14 +466,14 @@ class Pipeline:
                 if tag == self._tag(self._pick(file.path)) and digest == blob_digest(file.data):
                     hits[file.path] = payload
                     continue
-            pending.append(file)
+            extraction.add(file)
 
         previous = self.store.source(info.key)
         last = self.store.last_report(info.key)
         if (
             previous is not None
             and last is not None
-            and not pending
+            and not extraction.files
             and set(hits) == set(cached)
             and (previous[0].sha, previous[0].version) == (info.sha, info.version)
         ):
@@ -307,7 +494,7 @@ class Pipeline:
             reused += 1
             done(path, (FileResult.model_validate_json(payload), payload), None)
 
-        for file, (mined, problem) in zip(pending, self._extract(pending), strict=True):
+        for file, mined, problem in extraction.results():
             done(file.path, mined, problem)
 
         ordered = [results[path] for path in order if path in results]
@@ -323,49 +510,72 @@ class Pipeline:
             cached=reused,
             problems=problems,
         )
-        records = build_records(sites, info, analyzed_at=mined_at)
-        report = report.model_copy(update={"seconds": round(time.perf_counter() - started, 3)})
-        self.store.replace_source(
-            info,
-            records,
-            problems=problems,
-            report=report,
-            dataset_version=mined_at,
-            run_id=run_id,
-            files=[
-                (self._tag(extractor), result.path, result.digest, payload)
-                for extractor, result, payload in ordered
-            ],
-        )
+        with self._encoded_records(sites, info, mined_at) as records:
+            report = report.model_copy(update={"seconds": round(time.perf_counter() - started, 3)})
+            self.store.replace_source(
+                info,
+                records,
+                problems=problems,
+                report=report,
+                dataset_version=mined_at,
+                run_id=run_id,
+                files=[
+                    (self._tag(extractor), result.path, result.digest, payload)
+                    for extractor, result, payload in ordered
+                ],
+            )
         return report
+
+    @contextmanager
+    def _encoded_records(
+        self, sites: list[RaiseSite], info: SourceInfo, mined_at: datetime
+    ) -> Iterator[Iterable[EncodedRecord]]:
+        """Build and encode the records of a source's sites, in forked processes when allowed.
+
+        Classifying and serialising cost about a sixth of a run, after the last file is
+        extracted. With ``jobs`` above one, ``jobs - 1`` forked processes take spans of the
+        sites (whole files, so each file's ordinals stay right) while this process does the
+        first, smaller span, then writes what does not depend on the records, then each
+        span's records as they come (see :func:`_spans`). The children inherit the sites
+        (nothing is pickled but the encoded records coming back), and the records come out
+        in site order whatever the processes.
+
+        Forking is used only where it is safe: POSIX but macOS, and no other thread running
+        (a lock held by another thread at the fork would stay held in the child). Elsewhere
+        the records are built here, the same ones.
+        """
+        encode = self.store.encode_record
+        spans = _spans(sites, self.settings.jobs)
+        if len(spans) < 2 or not _can_fork():
+            yield (
+                encode(record, mined_at)
+                for record in build_records(sites, info, analyzed_at=mined_at)
+            )
+            return
+        global _BUILD_JOB
+        _BUILD_JOB = (sites, info, mined_at, encode)
+        try:
+            context = multiprocessing.get_context("fork")
+            workers = min(self.settings.jobs - 1, len(spans) - 1)
+            with (
+                tempfile.TemporaryDirectory(prefix="errdex-build-") as spool,
+                ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool,
+            ):
+                futures = [
+                    pool.submit(_spool_span, start, stop, os.path.join(spool, f"{start}.pickle"))
+                    for start, stop in spans[1:]
+                ]
+                own = _encode_span(*spans[0])
+                try:
+                    yield itertools.chain(own, _collected(pool, futures))
+                finally:
+                    for future in futures:
+                        future.cancel()
+        finally:
+            _BUILD_JOB = None
 
     def _pick(self, path: str) -> Extractor:
         return next(e for e in self._extractors if path.endswith(e.suffixes))
-
-    def _extract(
-        self, files: list[SourceFile]
-    ) -> Iterator[tuple[tuple[FileResult, str] | None, Problem | None]]:
-        """Extract files in this process, or in ``settings.jobs`` worker processes."""
-        strict = self.settings.strict
-        if self.settings.jobs <= 1 or len(files) < 2 * _CHUNK:
-            for file in files:
-                yield mine_file_json(self._pick(file.path), file, strict=strict)
-            return
-        chunks = [files[i : i + _CHUNK] for i in range(0, len(files), _CHUNK)]
-        with ProcessPoolExecutor(max_workers=self.settings.jobs) as pool:
-            batches = pool.map(
-                _extract_chunk,
-                [self.settings.window] * len(chunks),
-                [self.settings.languages] * len(chunks),
-                [strict] * len(chunks),
-                chunks,
-            )
-            for batch in batches:
-                for payload, problem in batch:
-                    mined = None
-                    if payload is not None:
-                        mined = FileResult.model_validate_json(payload), payload
-                    yield mined, problem
 
     def _link(self, ordered: list[tuple[Extractor, FileResult]]) -> list[RaiseSite]:
         by_language: dict[str, list[FileResult]] = {}

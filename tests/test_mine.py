@@ -1,3 +1,4 @@
+import itertools
 import json
 import os
 import signal
@@ -290,6 +291,119 @@ def test_parallel_mining_gives_the_same_records(cli, tmp_path, db):
     assert parallel["records"] == serial["records"] == 80
     assert parallel["problems"] == serial["problems"] and len(serial["problems"]) == 1
     assert [r["id"] for r in records_of(cli)] == [r["id"] for r in serial_records]
+
+
+def _project(root, files=40, sites=4):
+    root.mkdir()
+    for n in range(files):
+        body = "".join(
+            f"def f{k}(x):\n    raise ValueError(f'value {{x}} in file {n}, site {k}')\n"
+            for k in range(sites)
+        )
+        (root / f"m{n:02}.py").write_text(body + "def g(x):\n    raise ValueError('same')\n" * 2)
+    return root
+
+
+def _comparable(records):
+    moving = {"analyzedAt", "datasetVersion"}
+    return [{k: v for k, v in record.items() if k not in moving} for record in records]
+
+
+_SPAN_SPY = """
+import os, sys
+from pathlib import Path
+import errdex.pipeline as pipeline
+pipeline.PARALLEL_BUILD_MIN = 10
+spans, build_records, main = Path(sys.argv[1]), pipeline.build_records, os.getpid()
+def spy(sites, *args, **kwargs):
+    if os.environ.get("FAIL_IN_CHILD") and os.getpid() != main:
+        raise RuntimeError("the build failed")
+    (spans / f"{sites[0].path}-{len(sites)}-{os.getpid()}").touch()
+    return build_records(sites, *args, **kwargs)
+pipeline.build_records = spy
+from errdex.cli import app
+app(sys.argv[2:])
+"""
+
+
+def _mine_spied(src, db, spans, jobs, fail=False):
+    """Mine in a process of its own (no test thread in it), telling who built which span."""
+    spans.mkdir()
+    args = ["mine", str(src), "--jobs", str(jobs), "--db", str(db)]
+    process = subprocess.Popen(
+        [sys.executable, "-c", _SPAN_SPY, str(spans), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "FAIL_IN_CHILD": "1" if fail else ""},
+    )
+    output, _ = process.communicate(timeout=300)
+    if fail:
+        assert process.returncode != 0 and "RuntimeError: the build failed" in output, output
+    else:
+        assert process.returncode == 0, output
+    made = [p.name.split("-") for p in spans.iterdir()]
+    return process.pid, sorted((int(f[1:3]), int(size), int(pid)) for f, size, pid in made)
+
+
+def test_records_built_in_forked_processes_equal_the_serial_ones(cli, tmp_path, db):
+    # Classifying and encoding the records runs in forked processes with more than one job
+    # (#3); each takes whole files, so the ordinals of identical messages stay the same.
+    from errdex.pipeline import _PIECES
+
+    src = _project(tmp_path / "proj")
+    pid, made = _mine_spied(src, db, tmp_path / "serial", jobs=1)
+    assert made == [(0, 240, pid)]  # one job: built here, as they are written
+    serial = records_of(cli)
+    db.unlink()
+    pid, made = _mine_spied(src, db, tmp_path / "forked", jobs=3)
+    # 40 files (more than the two chunks that start the extraction processes) of 6 sites:
+    # whole files, the first span this process's and smaller, each other share in pieces.
+    assert len(made) == 1 + 2 * _PIECES
+    assert sum(size for _, size, _ in made) == 240
+    assert all(
+        first * 6 == sum(size for _, size, _ in made[:k]) for k, (first, _, _) in enumerate(made)
+    )
+    assert made[0][2] == pid and made[0][1] < 240 / 2.5
+    assert pid not in {child for _, _, child in made[1:]}
+    assert _comparable(records_of(cli)) == _comparable(serial)
+
+
+def test_spans_cut_the_sites_at_file_boundaries():
+    from types import SimpleNamespace
+
+    import errdex.pipeline as pipeline
+    from errdex.pipeline import PARALLEL_BUILD_MIN, _spans
+
+    def site(path):  # _spans reads only the path
+        return SimpleNamespace(path=path)
+
+    # 2,400 sites in files of 7, one file of 1,000 in the middle.
+    sites = [site(f"f{n // 7}.py") for n in range(1400)]
+    sites[700:700] = [site("big.py")] * 1000
+    for jobs in (2, 3, 8):
+        spans = _spans(sites, jobs)
+        assert spans[0][0] == 0 and spans[-1][1] == len(sites)
+        assert all(a < b for a, b in spans) and all(
+            left[1] == right[0] for left, right in itertools.pairwise(spans)
+        )
+        assert all(sites[a].path != sites[a - 1].path for a, _ in spans[1:])
+        assert 1 < len(spans) <= 1 + (jobs - 1) * pipeline._PIECES
+        own = spans[0][1] - spans[0][0]
+        assert own < (len(sites) - own) / (jobs - 1)
+    assert _spans(sites, 1) == [(0, len(sites))]
+    assert _spans(sites[: PARALLEL_BUILD_MIN - 1], 4) == [(0, PARALLEL_BUILD_MIN - 1)]
+    assert _spans([site("one.py")] * 3000, 2) == [(0, 3000)]
+
+
+def test_a_forked_build_that_fails_keeps_the_previous_records(cli, tmp_path, db):
+    src = _project(tmp_path / "proj")
+    assert cli("mine", str(src), "--jobs", "1").exit_code == 0
+    before = records_of(cli)
+    (src / "m00.py").write_text("def f(x):\n    raise ValueError('changed')\n")
+    _, made = _mine_spied(src, db, tmp_path / "spans", jobs=2, fail=True)
+    assert len(made) == 1  # only this process's span was built
+    assert records_of(cli) == before
 
 
 def test_mining_pauses_the_cyclic_collector_and_restores_it(tmp_path, monkeypatch):

@@ -789,12 +789,12 @@ def bind_holes(
 
 # -- patterns -----------------------------------------------------------------------------
 
-_SEED_SPECIAL = frozenset("\\.^$*+?{}[]|()")
+_SEED_ESCAPES = str.maketrans({char: "\\" + char for char in "\\.^$*+?{}[]|()"})
 
 
 def seed_escape(text: str) -> str:
     """Escape regex metacharacters only, as the dataset's patterns do (spaces stay bare)."""
-    return "".join("\\" + char if char in _SEED_SPECIAL else char for char in text)
+    return text.translate(_SEED_ESCAPES)
 
 
 def seed_pattern(template: MessageTemplate) -> str:

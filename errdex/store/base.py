@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from errdex.models import (
     ErrorRecord,
@@ -15,6 +15,19 @@ from errdex.models import (
     SourceInfo,
     StoreStats,
 )
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedRecord:
+    """A record as its store writes it, made by :meth:`RecordStore.encode_record`.
+
+    Mining builds and encodes records in its worker processes; only this crosses back.
+
+    Attributes:
+        values: What the store writes, in the store's own layout.
+    """
+
+    values: tuple[Any, ...]
 
 
 @dataclass(frozen=True)
@@ -51,10 +64,14 @@ class RecordStore(Protocol):
         """Record that a run of ``source`` started; return its run id."""
         ...
 
+    def encode_record(self, record: ErrorRecord, dataset_version: datetime) -> EncodedRecord:
+        """Encode a record for :meth:`replace_source`; safe to call in a forked process."""
+        ...
+
     def replace_source(
         self,
         source: SourceInfo,
-        records: Sequence[ErrorRecord],
+        records: Iterable[ErrorRecord | EncodedRecord],
         *,
         problems: Sequence[Problem],
         report: RunReport,
