@@ -617,6 +617,20 @@ def test_a_raise_that_its_own_try_catches_is_control_flow():
 )
 def test_wording_rules(error_class, text, expected):
     assert classify(bare_site(error_class, text)).background == expected
+    # The rules match the lowered text, so the case of the message does not matter.
+    assert classify(bare_site(error_class, text.upper())).background == expected
+
+
+def test_wording_rules_are_written_in_lower_case():
+    # They are compiled without re.IGNORECASE and matched against the lowered text (#3): an
+    # upper-case letter outside an escape (\S, \W) would never match.
+    import re
+
+    from errdex.analyze.classify import _WORDING
+
+    for name, pattern, _, _ in _WORDING:
+        assert not pattern.flags & re.IGNORECASE, name
+        assert not re.findall(r"(?<!\\)[A-Z]", pattern.pattern.replace("\\\\", "")), name
 
 
 @pytest.mark.parametrize(
