@@ -31,6 +31,22 @@ class ErrdexError(Exception):
 
     code = "errdex"
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Subclasses take keyword-only context, which the default pickling (the class called
+        # with ``args``) loses: a worker process's error would reach the parent as a broken
+        # pool instead of itself.
+        return (_rebuilt, (type(self), self.args, self.__dict__))
+
+
+def _rebuilt(
+    cls: type[ErrdexError], args: tuple[object, ...], state: dict[str, object]
+) -> ErrdexError:
+    """Unpickle an :class:`ErrdexError`: its arguments and attributes as they were."""
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
 
 class UsageError(ErrdexError):
     """The caller asked for something that cannot be done as asked."""

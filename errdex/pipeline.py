@@ -211,6 +211,17 @@ class _Extraction:
     def __enter__(self) -> _Extraction:
         return self
 
+    def start(self) -> None:
+        """Start the worker processes (with more than one job) before any file is read.
+
+        Reading may hold pipes open (``git cat-file --batch``): workers forked after that
+        would keep git's input open, and git would never see its end.
+        """
+        if self._pipeline.settings.jobs > 1 and self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self._pipeline.settings.jobs)
+            # A fork pool forks all its workers at the first task, at once.
+            self._pool.submit(int).result()
+
     def __exit__(self, *exc_info: object) -> None:
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
@@ -222,11 +233,12 @@ class _Extraction:
             return
         self._unsent.append(file)
         self._unsent_bytes += len(file.data or b"")
-        if self._pool is None:
-            if len(self._unsent) < 2 * _CHUNK and self._unsent_bytes < 2 * _CHUNK_BYTES:
-                return
-            self._pool = ProcessPoolExecutor(max_workers=self._pipeline.settings.jobs)
-        self._flush(self._pool, final=False)
+        if self._pool is not None and (
+            self._batches
+            or len(self._unsent) >= 2 * _CHUNK
+            or self._unsent_bytes >= 2 * _CHUNK_BYTES
+        ):
+            self._flush(self._pool, final=False)
 
     def _flush(self, pool: ProcessPoolExecutor, *, final: bool) -> None:
         """Send the unsent files in chunks of :data:`_CHUNK` files or :data:`_CHUNK_BYTES`.
@@ -258,6 +270,10 @@ class _Extraction:
     ) -> Iterator[tuple[SourceFile, tuple[FileResult, str] | None, Problem | None]]:
         """Yield each file added with its result (and JSON) or its problem, in order."""
         strict = self._pipeline.settings.strict
+        if not self._batches and self._pool is not None:
+            # Too few files to be worth sending: mined here.
+            self._pool.shutdown()
+            self._pool = None
         if self._pool is None:
             for file in self.files:
                 yield file, *mine_file_json(self._pipeline._pick(file.path), file, strict=strict)
@@ -450,6 +466,7 @@ class Pipeline:
             if progress is not None:
                 progress(path)
 
+        extraction.start()
         for file in source.files(
             wanted=self._wanted,
             max_bytes=self.settings.max_file_bytes,
@@ -565,8 +582,8 @@ class Pipeline:
                     pool.submit(_spool_span, start, stop, os.path.join(spool, f"{start}.pickle"))
                     for start, stop in spans[1:]
                 ]
-                own = _encode_span(*spans[0])
                 try:
+                    own = _encode_span(*spans[0])
                     yield itertools.chain(own, _collected(pool, futures))
                 finally:
                     for future in futures:

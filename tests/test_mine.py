@@ -145,6 +145,48 @@ def test_strict_stops_at_the_first_bad_file(cli, tmp_path):
     assert "syntax error" in result.output
 
 
+def test_strict_with_worker_processes_reports_the_file_not_a_broken_pool(cli, tmp_path):
+    # The worker's ExtractionError crosses back to the parent whole (#3).
+    src = _project(tmp_path / "proj")
+    (src / "m39.py").write_text("def broken(:\n")
+    result = cli("mine", str(src), "--strict", "--jobs", "2")
+    assert result.exit_code == 2
+    assert "syntax error" in result.output
+
+
+def test_errdex_errors_survive_pickling():
+    import pickle
+
+    from errdex.errors import ExtractionError, MissingDependencyError, StoreError
+
+    for error in (
+        ExtractionError("syntax error: x", path="a.py", kind="syntax", line=3),
+        StoreError("cannot write", location="/tmp/x"),
+        MissingDependencyError("the web UI", extra="web"),
+    ):
+        again = pickle.loads(pickle.dumps(error))
+        assert type(again) is type(error) and str(again) == str(error)
+        assert vars(again) == vars(error)
+
+
+def test_a_git_source_mined_with_worker_processes_equals_one_job(cli, tmp_path, db):
+    # Workers forked while git cat-file was being read kept its input open: git never saw
+    # its end and the run timed out (#3). They now start before anything is read.
+    files = {
+        f"m{n:02}.py": f"def f(x):\n    raise ValueError(f'v {{x}} in {n}')\n" for n in range(40)
+    }
+    make_repo(tmp_path / "repo", files)
+    started = time.monotonic()
+    parallel = cli("mine", str(tmp_path / "repo"), "--json", "--jobs", "2")
+    assert parallel.exit_code == 0, parallel.output
+    assert time.monotonic() - started < 20
+    parallel_records = records_of(cli)
+    db.unlink()
+    assert cli("mine", str(tmp_path / "repo"), "--jobs", "1").exit_code == 0
+    assert _comparable(records_of(cli)) == _comparable(parallel_records)
+    assert len(parallel_records) == 40
+
+
 def test_missing_path_and_revision_are_one_line_errors(cli, tmp_path):
     result = cli("mine", str(tmp_path / "nowhere"))
     assert result.exit_code == 2

@@ -523,7 +523,8 @@ class SQLiteStore:
         """Replace every record, problem and cached file result of ``source`` in one transaction.
 
         The records are read last: they may still be in the making in other processes
-        (see :meth:`errdex.pipeline.Pipeline.mine`) while the rest is written.
+        (see :meth:`errdex.pipeline.Pipeline.mine`) while the rest is written. The write lock
+        is held until the last one is in; other writers wait (up to the busy timeout).
 
         Args:
             source: The source (its ``key`` says which rows are replaced).
