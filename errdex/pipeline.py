@@ -191,8 +191,10 @@ _CHUNK_BYTES = 128 * 1024
 class _Extraction:
     """Extracts a run's files as they are read: here, or in ``settings.jobs`` processes.
 
-    With more than one job, the worker processes start as soon as two chunks of files are
-    read and get each chunk as it fills, so that they work while the rest is read; fewer
+    With more than one job, the worker processes start on entering, before any file is read
+    (reading may hold pipes open, as ``git cat-file --batch`` does: workers forked later
+    would keep git's input open, and git would never see its end). Once two chunks are read,
+    each chunk goes to them as it fills, so that they work while the rest is read; fewer
     files than that are mined here, when :meth:`results` asks.
 
     Args:
@@ -209,18 +211,11 @@ class _Extraction:
         self._batches: list[Future[list[tuple[str | None, Problem | None]]]] = []
 
     def __enter__(self) -> _Extraction:
-        return self
-
-    def start(self) -> None:
-        """Start the worker processes (with more than one job) before any file is read.
-
-        Reading may hold pipes open (``git cat-file --batch``): workers forked after that
-        would keep git's input open, and git would never see its end.
-        """
-        if self._pipeline.settings.jobs > 1 and self._pool is None:
+        if self._pipeline.settings.jobs > 1:
             self._pool = ProcessPoolExecutor(max_workers=self._pipeline.settings.jobs)
             # A fork pool forks all its workers at the first task, at once.
             self._pool.submit(int).result()
+        return self
 
     def __exit__(self, *exc_info: object) -> None:
         if self._pool is not None:
@@ -307,12 +302,11 @@ def _encode_span(start: int, stop: int) -> list[EncodedRecord]:
     """Build and encode the records of ``sites[start:stop]`` of :data:`_BUILD_JOB`."""
     if _BUILD_JOB is None:
         raise RuntimeError("no records to build: _encode_span runs only under _encoded_records")
-    sites, info, mined_at, encode = _BUILD_JOB
-    with _collector_paused():
-        return [
-            encode(record, mined_at)
-            for record in build_records(sites[start:stop], info, analyzed_at=mined_at)
-        ]
+    sites, info, mined_at, encode = _BUILD_JOB  # the collector is paused (Pipeline.mine)
+    return [
+        encode(record, mined_at)
+        for record in build_records(sites[start:stop], info, analyzed_at=mined_at)
+    ]
 
 
 def _spool_span(start: int, stop: int, path: str) -> str:
@@ -437,14 +431,10 @@ class Pipeline:
             ExtractionError: A file cannot be mined and ``settings.strict`` is set.
             StoreError: The store cannot be written (the previous records stay).
         """
-        with _collector_paused():
-            return self._mine(source, progress)
+        with _collector_paused(), _Extraction(self) as extraction:
+            return self._mine(source, progress, extraction)
 
-    def _mine(self, source: Source, progress: ProgressCallback | None) -> RunReport:
-        with _Extraction(self) as extraction:
-            return self._mine_with(source, progress, extraction)
-
-    def _mine_with(
+    def _mine(
         self, source: Source, progress: ProgressCallback | None, extraction: _Extraction
     ) -> RunReport:
         started = time.perf_counter()
@@ -466,7 +456,6 @@ class Pipeline:
             if progress is not None:
                 progress(path)
 
-        extraction.start()
         for file in source.files(
             wanted=self._wanted,
             max_bytes=self.settings.max_file_bytes,
