@@ -111,6 +111,11 @@ def test_identical_templates_are_reported_as_ambiguous_until_a_frame_decides(cli
     answer = json.loads(cli("explain", traceback, "--json").output)
     assert answer["ambiguous"] is False
     assert answer["matches"][0]["record"]["filePath"] == "models/m2/modeling.py"
+    # A paste without frames that names the file and line decides as a frame does.
+    for mention in ("models/m3/modeling.py:2", 'File "models/m3/modeling.py", line 2'):
+        answer = json.loads(cli("explain", f"{text}\n(raised at {mention})", "--json").output)
+        assert answer["ambiguous"] is False, mention
+        assert answer["matches"][0]["record"]["filePath"] == "models/m3/modeling.py", mention
 
 
 def test_text_a_class_appends_after_the_message_still_finds_the_site(cli, tmp_path):

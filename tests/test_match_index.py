@@ -110,10 +110,28 @@ def test_index_finds_templates_through_the_prefilter_and_groups_identical_ones()
     found = list(index.candidates("Unknown speculative phase: draft"))
     assert found == [0]
     assert list(index.records_of(0)) == [0, 1]
+    assert list(index.records_of(0, 1)) == [0]
     assert list(index.candidates("nothing to see")) == []
     assert index.records_in_file("/usr/lib/python3/site-packages/other/mod.py") == [1]
     assert index.records_in_file("C:\\venv\\Lib\\site-packages\\pkg\\mod.py") == [0, 2, 3, 4]
     assert index.records_in_file("/x/notpkg/mod.py") == []
+
+
+def test_a_message_shorter_than_its_template_matches_only_when_rewrapped():
+    # Verification skips templates with more literal text than the message has, except that
+    # a re-wrapped paste may have shrunk the template's own whitespace runs.
+    index = build_index(
+        [
+            row(1, ["Could not load the model weights:\n            ", "{path}"]),
+            row(2, ["Could not load the tokenizer configuration at ", "{path}"]),
+        ],
+        version="v1",
+    )
+    message = "Could not load the model weights: a.bin"
+    assert len(message) < index.literal_length(0)
+    found = index.verify(index.candidates(message, anchored=True), message)
+    assert found == [(0, ("a.bin",), True)]
+    assert index.verify([1], "Could not load the tokenizer") == []
 
 
 def test_index_cache_round_trip_and_staleness(tmp_path):
@@ -280,6 +298,8 @@ def test_whole_message_lookups_never_lose_a_matching_template(templates, values,
     }
     assert matching <= set(index.candidates(message, anchored=True))
     assert matching <= set(index.candidates(message))
+    verified = index.verify(index.candidates(message, anchored=True), message)
+    assert {template for template, _, _ in verified} == matching
     crowded = "Invalid 1 key7 here 2"
     assert index.template(index.template_count - 33).match(crowded) is not None
     assert index.template_count - 33 in index.candidates(crowded, anchored=True)

@@ -66,7 +66,13 @@ FALLBACK_LINE_CHARS = 4000
 """Longer lines are left out of the fallbacks (they keep a lookup fast on hostile pastes)."""
 
 _MENTION = re.compile(r"(?P<path>[\w./\\-]+\.py)(?::|\", line |, line )(?P<line>\d{1,7})\b")
-"""A multi-line message with no whole match is also tried line by line, at most this many."""
+"""A ``path.py:LINE`` (or ``path.py", line LINE``) mention in a paste without frames."""
+
+_MENTION_HINTS = (".py:", '.py"', ".py,")
+"""What a line holds when :data:`_MENTION` can match in it (found without running it)."""
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+"""A word a message is searched by when no template matches it."""
 
 
 def same_class(pasted: str, recorded: str) -> bool:
@@ -318,7 +324,47 @@ class Explainer:
         """
         index = self.index
         variants = message_variants(error)
-        specific = self._verify_variants(number, variants, candidates, note="")
+        if not self._verify_variants(number, variants, candidates, note=""):
+            self._fall_back(number, error, candidates, paste, lead)
+        frames = error.frames or self._mentions(paste)
+        for position, frame in enumerate(frames):
+            innermost = position == len(frames) - 1
+            for record in index.records_in_file(frame.path):
+                candidate = candidates.get(record)
+                if candidate is None:
+                    near = (
+                        frame.line is not None
+                        and abs(frame.line - index.line(record)) <= NEARBY_LINES
+                    )
+                    captures = self._verify(record, variants)
+                    if captures is None and not near:
+                        continue
+                    candidate = _Candidate(record, number, captures)
+                    candidates[record] = candidate
+                self._frame_evidence(candidate, frame.line, innermost)
+        if error.logger:
+            module = error.logger.replace(".", "/")
+            for path in (f"{module}.py", f"{module}/__init__.py"):
+                for record in index.records_in_file(path):
+                    hinted = candidates.get(record)
+                    if hinted is not None:
+                        hinted.logger_gain = 20.0
+
+    def _fall_back(
+        self,
+        number: int,
+        error: ParsedError,
+        candidates: dict[int, _Candidate],
+        paste: str,
+        lead: str,
+    ) -> None:
+        """Look further when the whole message matches no specific template.
+
+        In turn, until one finds a specific template: the message's leading paragraphs, the
+        start of a message cut short, the text before the traceback, and the templates found
+        inside the message's lines, then inside the paste's (see :meth:`_collect`).
+        """
+        specific = 0
         paragraphs = error.message.split("\n\n")[:MAX_PARAGRAPHS]
         for count in range(len(paragraphs) - 1, 0, -1):
             if specific:
@@ -349,29 +395,6 @@ class Explainer:
             pasted = [line.strip() for line in _paste_lines(paste) if line.strip()]
             if not found and pasted and pasted != lines:
                 self._search_lines(number, pasted, candidates, "the paste")
-        frames = error.frames or self._mentions(paste)
-        for position, frame in enumerate(frames):
-            innermost = position == len(frames) - 1
-            for record in index.records_in_file(frame.path):
-                candidate = candidates.get(record)
-                if candidate is None:
-                    near = (
-                        frame.line is not None
-                        and abs(frame.line - index.line(record)) <= NEARBY_LINES
-                    )
-                    captures = self._verify(record, variants)
-                    if captures is None and not near:
-                        continue
-                    candidate = _Candidate(record, number, captures)
-                    candidates[record] = candidate
-                self._frame_evidence(candidate, frame.line, innermost)
-        if error.logger:
-            module = error.logger.replace(".", "/")
-            for path in (f"{module}.py", f"{module}/__init__.py"):
-                for record in index.records_in_file(path):
-                    hinted = candidates.get(record)
-                    if hinted is not None:
-                        hinted.logger_gain = 20.0
 
     def _search_lines(
         self, number: int, lines: list[str], candidates: dict[int, _Candidate], what: str
@@ -383,7 +406,7 @@ class Explainer:
         for position in range(last, max(-1, last - MAX_LINES), -1):
             where = f"line {position + 1} of {what}" if last else what
             for template, captures in self.index.find_in(lines[position], min_literal=SPECIFIC):
-                for record in self.index.records_of(template)[:MAX_CANDIDATES]:
+                for record in self.index.records_of(template, MAX_CANDIDATES):
                     found += 1
                     if record not in candidates:
                         candidates[record] = _Candidate(
@@ -398,12 +421,12 @@ class Explainer:
     @staticmethod
     def _mentions(paste: str) -> tuple[Frame, ...]:
         """Read ``path.py:LINE`` mentions as frames, for formats the parser has no frames for."""
-        if ".py" not in paste:
+        if ".py" not in paste or not any(hint in paste for hint in _MENTION_HINTS):
             return ()
         frames: list[Frame] = []
         for line in _paste_lines(paste):
-            if ".py" not in line:
-                continue  # what the pattern needs, found without running it
+            if not any(hint in line for hint in _MENTION_HINTS):
+                continue
             for match in _MENTION.finditer(line):
                 frames.append(Frame(path=match["path"], line=int(match["line"])))
                 if len(frames) >= 50:
@@ -479,7 +502,7 @@ class Explainer:
         candidates: dict[int, _Candidate],
     ) -> None:
         """Add a matching template's records not yet considered (at most MAX_CANDIDATES)."""
-        for record in self.index.records_of(template)[:MAX_CANDIDATES]:
+        for record in self.index.records_of(template, MAX_CANDIDATES):
             if record not in candidates:
                 candidates[record] = _Candidate(record, number, captures, line_note=note)
 
@@ -626,7 +649,7 @@ class Explainer:
         if len(chosen) >= top or not parsed.errors:
             return chosen
         error = len(parsed.errors) - 1
-        words = re.findall(r"[A-Za-z_][A-Za-z0-9_]{3,}", parsed.errors[error].message)[:12]
+        words = _WORD.findall(parsed.errors[error].message)[:12]
         if not words:
             return chosen
         rowids = self.store.search_rowids(

@@ -44,7 +44,7 @@ from errdex.match.engines import PrefilterEngine, make_engine
 KEY_LENGTH = 16
 """Longest prefilter key; longer literals contribute a window of this length."""
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 
 IndexRow = tuple[int, str, str, int, int, str, str]
 """What the index reads per record: rowid, class, path, line, end line, kind, template JSON."""
@@ -80,7 +80,11 @@ whose head and tail many share, and of all of them (to search a line)."""
 
 HEAD_LENGTHS = (16, 12, 9, 7, 5, 3, 1)
 """How many leading characters of a template's first literal make its head: the most it has
-of these (a lookup tries each length once)."""
+of these. A lookup tries only the lengths that heads beginning as the message does have
+(:meth:`MatcherIndex.head_groups`)."""
+
+PREFIX_LENGTH = 3
+"""Heads are grouped by this many first characters to know which head lengths to try."""
 
 MAX_CUT_CANDIDATES = 2000
 """At most this many templates are tried against a message cut short."""
@@ -208,6 +212,7 @@ class MatcherIndex:
         self._by_basename: dict[str, tuple[int, ...]] = {}
         self._compiled: dict[int, CompiledTemplate] = {}
         self._heads: _Heads = {}
+        self._head_lengths: dict[str, tuple[int, ...]] = {}
         self._tails: list[str] = []
 
     def __getstate__(self) -> dict[str, object]:
@@ -257,10 +262,14 @@ class MatcherIndex:
             ``loosely`` when only its whitespace differs.
         """
         found: list[tuple[int, tuple[str, ...], bool]] = []
-        literals_of, multiline = self._literals, self._multiline
+        literals_of, lengths, multiline = self._literals, self._literal_lengths, self._multiline
+        size = len(text)
         normalized = ""
         for number in numbers:
-            captures = match_literals(literals_of[number], text)
+            # A message holds all its template's literal text: a longer template cannot match
+            # (cheaper to tell than to try; a template with a short head is often such).
+            fits = lengths[number] <= size
+            captures = match_literals(literals_of[number], text) if fits else None
             if captures is not None:
                 found.append((number, captures, False))
             elif loose or multiline[number]:
@@ -283,10 +292,8 @@ class MatcherIndex:
             ``(template, captures, literal characters shown)`` for each template it fits.
         """
         numbers = self._in_buckets(self.engines[FREE], text)
-        start = _head_start(text)
-        for length in HEAD_LENGTHS:
-            head = self._heads.get(start[:length]) if length <= len(start) else None
-            pending: list[object] = [head] if head is not None else []
+        for head in self.head_groups(_head_start(text)):
+            pending: list[object] = [head]
             while pending and len(numbers) < MAX_CUT_CANDIDATES:
                 group = pending.pop()
                 if not _add_members(group, numbers):
@@ -311,10 +318,13 @@ class MatcherIndex:
         """Whether a template has no usable literal (reachable through frames only)."""
         return bool(self._generic[number])
 
-    def records_of(self, number: int) -> array[int]:
-        """Return a template's records."""
+    def records_of(self, number: int, limit: int | None = None) -> array[int]:
+        """Return a template's records (its first ``limit`` when given)."""
         starts = self._template_starts
-        return self._template_items[starts[number] : starts[number + 1]]
+        start, end = starts[number], starts[number + 1]
+        if limit is not None:
+            end = min(end, start + limit)
+        return self._template_items[start:end]
 
     def candidates(self, message: str, *, anchored: bool = False) -> list[int]:
         """Return the templates that may produce ``message`` (each once).
@@ -330,14 +340,10 @@ class MatcherIndex:
         found = self._in_buckets(self.engines[FREE if anchored else ALL], message)
         if not anchored:
             return found
-        start, end = _head_start(message), _tail_end(message)
-        size = len(start)
-        heads, tails = self._heads, self._tails
+        end = _tail_end(message)
+        tails = self._tails
         occurred: list[set[int]] = []  # the crowded automaton's buckets, walked once
-        for length in HEAD_LENGTHS:
-            group = heads.get(start[:length]) if length <= size else None
-            if group is None:
-                continue
+        for group in self.head_groups(_head_start(message)):
             # A whole message also ends with its template's tail: checking it here is much
             # cheaper than verifying the template.
             if type(group) is int:
@@ -348,6 +354,24 @@ class MatcherIndex:
             else:
                 self._by_tail(message, end, group, found, occurred)  # type: ignore[arg-type]
         return found
+
+    def head_groups(self, start: str) -> list[_Members | _ByTail]:
+        """Return the head table's entries for every head a text begins with, longest first.
+
+        Args:
+            start: The text's first characters, as :func:`_head_start` gives them.
+        """
+        heads, size = self._heads, len(start)
+        groups = []
+        for length in self._head_lengths.get(start[:PREFIX_LENGTH], ()):
+            group = heads.get(start[:length]) if length <= size else None
+            if group is not None:
+                groups.append(group)
+        # Heads shorter than the prefix: a first literal of one or two characters ("'{x}'").
+        group = heads.get(start[:1]) if start else None
+        if group is not None:
+            groups.append(group)
+        return groups
 
     def _in_buckets(self, engine: PrefilterEngine | None, text: str) -> list[int]:
         """The templates of every bucket whose key an automaton finds in ``text``."""
@@ -681,6 +705,13 @@ def _build_prefilter(index: MatcherIndex, engine: str) -> None:
             split[tail] = {bucket: tuple(found) for bucket, found in by_key.items()}
         table[head] = split
     index._heads = table
+    lengths: dict[str, set[int]] = {}
+    for head in table:
+        if len(head) >= PREFIX_LENGTH:
+            lengths.setdefault(head[:PREFIX_LENGTH], set()).add(len(head))
+    index._head_lengths = {
+        prefix: tuple(sorted(found, reverse=True)) for prefix, found in lengths.items()
+    }
 
 
 def index_path(db_path: Path, engine: str = "aho-corasick") -> Path:

@@ -304,7 +304,9 @@ class Recogniser:
     Attributes:
         name: A stable name (``python-traceback``).
         trigger: A regex for the start of a line (its first 256 characters) that may begin
-            the format; lines that match no recogniser's trigger are skipped cheaply.
+            the format; lines that match no recogniser's trigger are skipped cheaply. A line
+            never holds a line break, so a class need not exclude one (``[^:]`` runs much
+            faster than a class that also excludes the line break).
         read: Reads a block at line ``start`` (not before line ``floor``) of a :class:`Scan`;
             returns None when the format is not there.
     """
@@ -2269,21 +2271,24 @@ for _recogniser in (
     Recogniser(
         "transport",
         r"[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} |\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}"
-        r"|[A-Za-z][\w.\-]+ +\|",
+        r"|[A-Za-z][\w.\-]++ +\|",
         _read_transport,
     ),
-    # Triggers only tell whether a line may start a block: greedy runs (``[^:\n]+``, not
-    # ``+?``) match the same lines in half the time.
-    Recogniser("python-warning", r"[ \t]*(?:[A-Za-z]:)?[^:\n]+\.py[iwx]?:\d+: \w", _read_warning),
+    # Triggers only tell whether a line may start a block, and most lines start none: greedy
+    # runs (``[^:]+``, not ``+?``) match the same lines in half the time, and a run that
+    # what follows it cannot continue is possessive (``*+``), so a line fails without
+    # retrying every shorter run.
+    Recogniser("python-warning", r"[ \t]*(?:[A-Za-z]:)?[^:]+\.py[iwx]?:\d+: \w", _read_warning),
     Recogniser(
         "pytest",
         r"={3,}|_{3,}|E[ \t]{2,}\S|>   |(?:FAILED|ERROR) \S"
-        r"|(?:[A-Za-z]:)?[^:\n]+\.py[iwx]?:\d+: ",
+        r"|(?:[A-Za-z]:)?[^:]+\.py[iwx]?:\d+: ",
         _read_pytest,
     ),
     Recogniser(
         "ipython",
-        r"-{40,}|[A-Za-z_][\w.]*[ \t]+Traceback \(most recent|[ \t]*Cell In ?\[|[ \t]*Input In ?\[",
+        r"-{40,}|[A-Za-z_][\w.]*+[ \t]+Traceback \(most recent"
+        r"|[ \t]*Cell In ?\[|[ \t]*Input In ?\[",
         _read_ipython,
     ),
     Recogniser(
@@ -2298,7 +2303,7 @@ for _recogniser in (
         "log",
         r"\[|\(|<|\{|\d"
         r"|(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG|EXCEPTION|NOTICE|TRACE|SEVERE)\b"
-        r"|[IWEF]\d{4} |[A-Za-z_][\w.\-]*=|[A-Za-z_][\w.\-]* +- +\d{4}-\d\d-\d\d",
+        r"|[IWEF]\d{4} |[A-Za-z_][\w.\-]*+(?:=| +- +\d{4}-\d\d-\d\d)",
         _read_log,
     ),
 ):

@@ -89,9 +89,10 @@ _CUSTOM_VALUE = re.compile(
 
 TRIGGER = (
     r"[ \t]*panic: |fatal error: |goroutine \d+ |\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}"
-    r"|\[signal |runtime stack:|[\w.-]+(?:/[\w.-]+)*\.[^\s/]+\Z"
+    r"|\[signal |runtime stack:|(?=\S+\Z)[\w.-]+(?:/[\w.-]+)*\.[^\s/]+\Z"
 )
-"""The lines a Go crash may begin with."""
+"""The lines a Go crash may begin with (a lone path holds no whitespace: the lookahead turns
+other lines away before the path's runs are tried)."""
 
 
 def frame_path(path: str) -> str:

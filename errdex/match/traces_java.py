@@ -168,11 +168,12 @@ def read_java(scan: Scan, start: int, floor: int) -> Block | None:
 
 
 # Tried before the readers of looser formats: a Java trace needs its ``at`` frames (or the
-# ``Exception in thread`` prefix), which nothing else has.
+# ``Exception in thread`` prefix), which nothing else has. The name runs are possessive
+# (``*+``): a dot or a colon ends them, so shorter runs need not be retried.
 register_recogniser(
     Recogniser(
         "java-trace",
-        r"Exception in thread \"|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?::|\s*\Z)",
+        r"Exception in thread \"|[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)+(?::|\s*\Z)",
         read_java,
     ),
     before=RECOGNISERS[0].name if RECOGNISERS else None,

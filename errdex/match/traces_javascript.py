@@ -307,7 +307,9 @@ register_recogniser(
     Recogniser(
         "node-trace",
         r"(?:Uncaught |Thrown:|Uncaught:)"
-        rf"|[ \t]*{_NAME}(?: \[[^\]\n]+\])?(?::(?: |\Z)|\Z)"
+        # The name's run is possessive (``{0,200}+``): what may follow it is not part of a name,
+        # so a line that is no such name fails without trying every shorter run.
+        rf"|[ \t]*{_NAME}+(?: \[[^\]]+\])?(?::(?: |\Z)|\Z)"
         r"|[^\s][^\n]*:\d+\Z",
         read_node_trace,
     ),

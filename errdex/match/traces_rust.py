@@ -182,7 +182,7 @@ def read_anyhow(scan: Scan, start: int, floor: int) -> Block | None:
 # ``Error: msg`` line is also JavaScript's).
 _FIRST = RECOGNISERS[0].name if RECOGNISERS else None
 register_recogniser(
-    Recogniser("rust-panic", r"[ \t]*thread '[^'\n]*'(?: \(\d+\))? panicked at ", read_panic),
+    Recogniser("rust-panic", r"[ \t]*thread '[^']*'(?: \(\d+\))? panicked at ", read_panic),
     before=_FIRST,
 )
 register_recogniser(Recogniser("rust-anyhow", r"Error: ", read_anyhow), before=_FIRST)
