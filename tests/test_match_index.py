@@ -123,7 +123,7 @@ def test_a_message_shorter_than_its_template_matches_only_when_rewrapped():
     index = build_index(
         [
             row(1, ["Could not load the model weights:\n            ", "{path}"]),
-            row(2, ["Could not load the tokenizer configuration at ", "{path}"]),
+            row(2, ["Bad ", "{x}", " here"]),
         ],
         version="v1",
     )
@@ -131,7 +131,9 @@ def test_a_message_shorter_than_its_template_matches_only_when_rewrapped():
     assert len(message) < index.literal_length(0)
     found = index.verify(index.candidates(message, anchored=True), message)
     assert found == [(0, ("a.bin",), True)]
-    assert index.verify([1], "Could not load the tokenizer") == []
+    # A message exactly as long as the literal text (every hole empty) is still tried.
+    assert index.verify([1], "Bad  here") == [(1, ("",), False)]
+    assert index.verify([1], "Bad here") == []
 
 
 def test_index_cache_round_trip_and_staleness(tmp_path):

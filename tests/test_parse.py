@@ -14,6 +14,8 @@ import dataclasses
 import inspect
 import json
 import random
+import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -549,3 +551,45 @@ def test_one_line_pastes_parse_the_same_the_short_way(pieces):
 def test_usual_one_line_pastes_take_the_short_way(text):
     quick = parse_module._parse_one_line(text)
     assert quick is not None and quick == parse_module._parse_lines(text)
+
+
+_PLAIN_TRIGGERS = """
+import importlib, json, sys
+import errdex.match.parse as parse
+real = sys.version_info
+sys.version_info = (3, 10, 0, "final", 0)  # no possessive runs before Python 3.11
+try:
+    parse = importlib.reload(parse)
+    for name in ("traces_go", "traces_java", "traces_javascript", "traces_rust"):
+        importlib.reload(importlib.import_module("errdex.match." + name))
+finally:
+    sys.version_info = real
+assert parse.POSSESSIVE == ""
+print(json.dumps({r.name: r.trigger for r in parse.RECOGNISERS}))
+"""
+
+
+def test_triggers_compile_and_match_the_same_lines_without_possessive_runs():
+    # Python 3.10 has no possessive quantifiers (``*+``): there the triggers keep plain greedy
+    # runs, which must compile and start the same formats at the same lines.
+    output = subprocess.run(
+        [sys.executable, "-c", _PLAIN_TRIGGERS], capture_output=True, text=True, check=True
+    ).stdout
+    plain = json.loads(output)
+    own = {r.name: r.trigger for r in parse_module.RECOGNISERS}
+    assert list(plain) == list(own)
+    assert any(plain[name] != own[name] for name in own) == bool(parse_module.POSSESSIVE)
+    corpus = Path(__file__).parent / "corpus" / "real"
+    lines = {
+        line[:256]
+        for path in corpus.glob("*.json")
+        for line in json.loads(path.read_text())["text"].splitlines()
+    }
+    rng = random.Random(7)
+    pieces = ["a", "Z", "_", "$", ".", ":", "/", "-", "=", "|", " ", "'", "1", "x.y.Z", ".py"]
+    pieces += ["Error: ", "INFO ", " - 2026-12-02", "Traceback (most recent", "Uncaught "]
+    lines |= {"".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))) for _ in range(5000)}
+    for name, trigger in own.items():
+        mine, theirs = re.compile(trigger), re.compile(plain[name])
+        differ = [line for line in lines if bool(mine.match(line)) != bool(theirs.match(line))]
+        assert differ == [], (name, differ[:3])

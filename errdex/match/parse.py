@@ -35,6 +35,7 @@ from __future__ import annotations
 import builtins
 import json
 import re
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
@@ -47,6 +48,7 @@ __all__ = [
     "MAX_LINE_CHARS",
     "MAX_SCAN_CHARS",
     "MAX_SCAN_LINES",
+    "POSSESSIVE",
     "RECOGNISERS",
     "Block",
     "Frame",
@@ -295,6 +297,13 @@ class Block:
     errors: list[ParsedError] = field(default_factory=list)
     weak: bool = False
     omitted_errors: int = 0
+
+
+POSSESSIVE = "+" if sys.version_info >= (3, 11) else ""
+"""Put after a run's quantifier in a trigger to make the run possessive where the regex
+engine can (Python 3.11 and later): a line that fails then fails without retrying every
+shorter run. Use it only where what follows the run can never continue it; before 3.11 the
+run stays greedy and matches the same lines, more slowly."""
 
 
 @dataclass(frozen=True)
@@ -2271,13 +2280,12 @@ for _recogniser in (
     Recogniser(
         "transport",
         r"[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} |\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}"
-        r"|[A-Za-z][\w.\-]++ +\|",
+        r"|[A-Za-z][\w.\-]+" + POSSESSIVE + r" +\|",
         _read_transport,
     ),
     # Triggers only tell whether a line may start a block, and most lines start none: greedy
-    # runs (``[^:]+``, not ``+?``) match the same lines in half the time, and a run that
-    # what follows it cannot continue is possessive (``*+``), so a line fails without
-    # retrying every shorter run.
+    # runs (``[^:]+``, not ``+?``) match the same lines in half the time. (These two runs
+    # cannot be possessive: ``.py`` continues them.)
     Recogniser("python-warning", r"[ \t]*(?:[A-Za-z]:)?[^:]+\.py[iwx]?:\d+: \w", _read_warning),
     Recogniser(
         "pytest",
@@ -2287,7 +2295,7 @@ for _recogniser in (
     ),
     Recogniser(
         "ipython",
-        r"-{40,}|[A-Za-z_][\w.]*+[ \t]+Traceback \(most recent"
+        r"-{40,}|[A-Za-z_][\w.]*" + POSSESSIVE + r"[ \t]+Traceback \(most recent"
         r"|[ \t]*Cell In ?\[|[ \t]*Input In ?\[",
         _read_ipython,
     ),
@@ -2303,7 +2311,7 @@ for _recogniser in (
         "log",
         r"\[|\(|<|\{|\d"
         r"|(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG|EXCEPTION|NOTICE|TRACE|SEVERE)\b"
-        r"|[IWEF]\d{4} |[A-Za-z_][\w.\-]*+(?:=| +- +\d{4}-\d\d-\d\d)",
+        r"|[IWEF]\d{4} |[A-Za-z_][\w.\-]*" + POSSESSIVE + r"(?:=| +- +\d{4}-\d\d-\d\d)",
         _read_log,
     ),
 ):

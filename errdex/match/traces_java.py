@@ -22,6 +22,7 @@ from dataclasses import replace
 
 from errdex.match.parse import (
     MAX_MESSAGE_LINES,
+    POSSESSIVE,
     RECOGNISERS,
     Block,
     Frame,
@@ -169,11 +170,12 @@ def read_java(scan: Scan, start: int, floor: int) -> Block | None:
 
 # Tried before the readers of looser formats: a Java trace needs its ``at`` frames (or the
 # ``Exception in thread`` prefix), which nothing else has. The name runs are possessive
-# (``*+``): a dot or a colon ends them, so shorter runs need not be retried.
+# where Python can: a dot or a colon ends them, so shorter runs need not be retried.
 register_recogniser(
     Recogniser(
         "java-trace",
-        r"Exception in thread \"|[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)+(?::|\s*\Z)",
+        rf"Exception in thread \"|[A-Za-z_$][\w$]*{POSSESSIVE}"
+        rf"(?:\.[A-Za-z_$][\w$]*{POSSESSIVE})+(?::|\s*\Z)",
         read_java,
     ),
     before=RECOGNISERS[0].name if RECOGNISERS else None,

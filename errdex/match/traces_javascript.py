@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 from errdex.match.parse import (
     MAX_FRAMES,
+    POSSESSIVE,
     Block,
     Frame,
     ParsedError,
@@ -307,9 +308,9 @@ register_recogniser(
     Recogniser(
         "node-trace",
         r"(?:Uncaught |Thrown:|Uncaught:)"
-        # The name's run is possessive (``{0,200}+``): what may follow it is not part of a name,
-        # so a line that is no such name fails without trying every shorter run.
-        rf"|[ \t]*{_NAME}+(?: \[[^\]]+\])?(?::(?: |\Z)|\Z)"
+        # The name's run is possessive where Python can: what may follow it is not part of a
+        # name, so a line that is no such name fails without trying every shorter run.
+        rf"|[ \t]*{_NAME}{POSSESSIVE}(?: \[[^\]]+\])?(?::(?: |\Z)|\Z)"
         r"|[^\s][^\n]*:\d+\Z",
         read_node_trace,
     ),
