@@ -334,6 +334,35 @@ def test_a_recogniser_can_be_registered() -> None:
     assert parse("TOYERR! x").errors[0].language == "python"
 
 
+def test_when_the_first_recogniser_a_line_triggers_declines_the_next_one_reads() -> None:
+    # The trigger union tells the first recogniser whose trigger matches; when its reader
+    # declines, the ones after it are tried in order, those whose trigger matches only.
+    calls: list[str] = []
+
+    def declining(scan: Scan, start: int, floor: int) -> Block | None:
+        calls.append("declining")
+        return None
+
+    def reading(scan: Scan, start: int, floor: int) -> Block | None:
+        calls.append("reading")
+        error = ParsedError("ToyError", "ToyError", scan.lines[start][4:], language="toy")
+        return Block(start, start + 1, "traceback", [error])
+
+    saved = list(RECOGNISERS)
+    try:
+        register_recogniser(Recogniser("toy-first", r"TOY ", declining), before=saved[0].name)
+        register_recogniser(Recogniser("toy-never", r"NEVER", reading), before="toy-first")
+        register_recogniser(Recogniser("toy-other", r"OTHER", reading))
+        register_recogniser(Recogniser("toy-second", r"TOY", reading))
+        (block,) = parse_module._scan(Scan(["TOY broke down"]))
+        assert calls == ["declining", "reading"]
+        (error,) = parse("TOY broke down").errors
+        assert (error.language, error.message) == ("toy", "broke down")
+    finally:
+        RECOGNISERS[:] = saved
+        parse_module._trigger_cache.clear()
+
+
 # -- bounds ----------------------------------------------------------------------------------
 
 

@@ -348,9 +348,16 @@ def register_recogniser(recogniser: Recogniser, *, before: str | None = None) ->
 
 
 def _trigger() -> tuple[re.Pattern[str], _Readers]:
-    """Any recogniser's trigger, then each recogniser's trigger and reader in registry order."""
+    """Any recogniser's trigger, then each recogniser's trigger and reader in registry order.
+
+    The union's alternatives are groups named ``_r0``, ``_r1``, … in registry order: the
+    group a match ends with (``lastgroup``) is the first recogniser whose trigger matches,
+    so the ones before it need not be tried.
+    """
     if not _trigger_cache:
-        union = re.compile("|".join(f"(?:{r.trigger})" for r in RECOGNISERS) or "(?!)")
+        union = re.compile(
+            "|".join(f"(?P<_r{n}>{r.trigger})" for n, r in enumerate(RECOGNISERS)) or "(?!)"
+        )
         _trigger_cache.append((union, [(re.compile(r.trigger), r.read) for r in RECOGNISERS]))
     return _trigger_cache[0]
 
@@ -1971,12 +1978,16 @@ def _scan(scan: Scan) -> list[Block]:
     while i < count:
         line = lines[i]
         head = line[:_HEAD_CHARS]
-        if not line or line.isspace() or trigger.match(head) is None:
+        triggered = None if not line or line.isspace() else trigger.match(head)
+        if triggered is None:
             i += 1
             continue
         block = None
-        for own, read in recognisers:
-            if own.match(head) is None:
+        # The first recogniser whose trigger matches (the ones before it do not).
+        first = int(str(triggered.lastgroup)[2:])
+        for position in range(first, len(recognisers)):
+            own, read = recognisers[position]
+            if position > first and own.match(head) is None:
                 continue
             block = read(scan, i, floor)
             if block is not None and block.end > i and block.begin >= floor:
