@@ -252,6 +252,10 @@ def read_node_trace(scan: Scan, start: int, floor: int) -> Block | None:
         error = _Error(None, [text])
         end = i + 1
     else:
+        if header["uncaught"] is None and location is None and i + 1 == count:
+            # ``Class: message`` alone (the most common paste): no line is left for the
+            # frames a Node error needs, so there is nothing to read.
+            return None
         found = _read_error(lines, i, text, 0)
         if found is None:
             if header["uncaught"] is None and location is None:
