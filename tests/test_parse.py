@@ -363,6 +363,29 @@ def test_when_the_first_recogniser_a_line_triggers_declines_the_next_one_reads()
         parse_module._trigger_cache.clear()
 
 
+@pytest.mark.parametrize("first", [True, False])
+def test_a_trigger_with_groups_and_back_references_of_its_own_still_works(first: bool) -> None:
+    # The union names each trigger by a group of its own only when no trigger has groups:
+    # a group around one would renumber its groups, and ``\1`` would point elsewhere.
+    def read(scan: Scan, start: int, floor: int) -> Block | None:
+        error = ParsedError("Dup", "Dup", scan.lines[start], language="toy")
+        return Block(start, start + 1, "traceback", [error])
+
+    saved = list(RECOGNISERS)
+    try:
+        before = saved[0].name if first else None
+        register_recogniser(Recogniser("toy-dup", r"(\w)\1!", read), before=before)
+        register_recogniser(Recogniser("toy-tag", r"(<)?TAG(?(1)>)", read), before=before)
+        assert [(e.language, e.message) for e in parse("zz! boom\nnext").errors] == [
+            ("toy", "zz! boom")
+        ]
+        assert parse("<TAG x\nmore").errors[0].language == "python"  # its trigger rejects it
+        assert parse("<TAG> x\nmore").errors[0].language == "toy"
+    finally:
+        RECOGNISERS[:] = saved
+        parse_module._trigger_cache.clear()
+
+
 # -- bounds ----------------------------------------------------------------------------------
 
 

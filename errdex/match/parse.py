@@ -350,15 +350,23 @@ def register_recogniser(recogniser: Recogniser, *, before: str | None = None) ->
 def _trigger() -> tuple[re.Pattern[str], _Readers]:
     """Any recogniser's trigger, then each recogniser's trigger and reader in registry order.
 
-    The union's alternatives are groups named ``_r0``, ``_r1``, … in registry order: the
-    group a match ends with (``lastgroup``) is the first recogniser whose trigger matches,
-    so the ones before it need not be tried.
+    When no trigger has groups of its own, the union's alternatives are groups named ``_r0``,
+    ``_r1``, … in registry order: the group a match ends with (``lastgroup``) is the first
+    recogniser whose trigger matches, so the ones before it need not be tried. (A group
+    around a trigger with groups would renumber them: a back-reference would point
+    elsewhere.)
     """
     if not _trigger_cache:
+        own = [(re.compile(r.trigger), r.read) for r in RECOGNISERS]
+        named = all(pattern.groups == 0 for pattern, _ in own)
         union = re.compile(
-            "|".join(f"(?P<_r{n}>{r.trigger})" for n, r in enumerate(RECOGNISERS)) or "(?!)"
+            "|".join(
+                f"(?P<_r{n}>{r.trigger})" if named else f"(?:{r.trigger})"
+                for n, r in enumerate(RECOGNISERS)
+            )
+            or "(?!)"
         )
-        _trigger_cache.append((union, [(re.compile(r.trigger), r.read) for r in RECOGNISERS]))
+        _trigger_cache.append((union, own))
     return _trigger_cache[0]
 
 
@@ -1983,11 +1991,12 @@ def _scan(scan: Scan) -> list[Block]:
             i += 1
             continue
         block = None
-        # The first recogniser whose trigger matches (the ones before it do not).
-        first = int(str(triggered.lastgroup)[2:])
+        # The first recogniser whose trigger matches, when the union names it (see _trigger).
+        named = triggered.lastgroup
+        first = int(named[2:]) if named is not None else 0
         for position in range(first, len(recognisers)):
             own, read = recognisers[position]
-            if position > first and own.match(head) is None:
+            if (position > first or named is None) and own.match(head) is None:
                 continue
             block = read(scan, i, floor)
             if block is not None and block.end > i and block.begin >= floor:
