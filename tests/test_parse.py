@@ -585,9 +585,12 @@ _LINE_PIECES = [
 ]
 
 
-@given(st.lists(st.sampled_from(_LINE_PIECES) | st.text(max_size=12), max_size=8))
-def test_one_line_pastes_parse_the_same_the_short_way(pieces):
-    text = "".join(pieces)
+@given(
+    st.lists(st.sampled_from(_LINE_PIECES) | st.text(max_size=12), max_size=8),
+    st.sampled_from(["", "\n", "\r\n", "\n\n", " \n\t\n", "\x0b"]),
+)
+def test_one_line_pastes_parse_the_same_the_short_way(pieces, end):
+    text = "".join(pieces) + end
     assert parse(text) == parse_module._parse_lines(text)
 
 
@@ -598,6 +601,8 @@ def test_one_line_pastes_parse_the_same_the_short_way(pieces):
         "  requests.exceptions.HTTPError: 404 Client Error for url: https://x/[id]  ",
         "Invalid value for `x`: must be one of [a, b]",
         "something went wrong...",
+        "ValueError: Unknown speculative phase: draft\n",  # as a shell or a file gives it
+        "TypeError: x\r\n\n  \n",
     ],
 )
 def test_usual_one_line_pastes_take_the_short_way(text):

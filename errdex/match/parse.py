@@ -2209,18 +2209,20 @@ def _parse_one_line(text: str) -> ParsedInput | None:
     """Parse a one-line paste no recogniser reads (most pastes) the short way, else None.
 
     Gives what :func:`parse` gives for it (a test compares both ways): a bare message or
-    ``Class: message``. Line breaks, ANSI codes, code fences and quotes take the whole way.
+    ``Class: message``, the line breaks that end a paste included. Other line breaks, ANSI
+    codes, code fences and quotes take the whole way.
     """
+    body = text.rstrip()
     if (
         len(text) > MAX_LINE_CHARS
-        or "\n" in text
-        or "\r" in text
+        or "\n" in body
+        or "\r" in body
         or "\x1b" in text
         or "```" in text
         or ("[" in text and strip_ansi(text) != text)
     ):
         return None
-    line = text.rstrip().lstrip(" \t")
+    line = body.lstrip(" \t")
     if not line or line[0] == ">":
         return None
     if _trigger()[0].match(line[:_HEAD_CHARS]) is not None and _scan(Scan([line])):
