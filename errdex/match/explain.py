@@ -364,37 +364,39 @@ class Explainer:
         start of a message cut short, the text before the traceback, and the templates found
         inside the message's lines, then inside the paste's (see :meth:`_collect`).
         """
-        specific = 0
-        paragraphs = error.message.split("\n\n")[:MAX_PARAGRAPHS]
+        message = error.message
+        paragraphs = message.split("\n\n")[:MAX_PARAGRAPHS]
         for count in range(len(paragraphs) - 1, 0, -1):
-            if specific:
-                break
             # Text a class or a framework adds after the message, as a paragraph of its own
             # ("For further information visit …").
             leading = "\n\n".join(paragraphs[:count]).strip()
             note = (
                 f"the message's first {count} paragraph(s) match the template; the rest follows it"
             )
-            specific = self._verify_variants(number, [leading], candidates, note=note)
-        if not specific and error.truncated:
-            specific = self._verify_cut(number, error.message, candidates)
-        elif not specific and "\n" in error.message.strip():
-            specific = self._verify_cut(number, error.message, candidates, marked=False)
-        if not specific and lead and lead != error.message.strip():
+            if self._verify_variants(number, [leading], candidates, note=note):
+                return
+        if error.truncated:
+            if self._verify_cut(number, message, candidates):
+                return
+        elif "\n" in message.strip() and self._verify_cut(
+            number, message, candidates, marked=False
+        ):
+            return
+        if lead and lead != message.strip():
             note = "the text before the traceback matches the template"
-            specific = self._verify_variants(number, [lead], candidates, note=note)
-            if not specific and "\n" in lead:
-                specific = self._verify_cut(number, lead, candidates, marked=False)
-        if not specific:
-            # The error may sit inside other text: context lines printed around it (pip's
-            # "Collecting …"), a log prefix the parser does not know, or a format the parser
-            # misread. Look for a specific template in each line, the last (where the error
-            # usually is) counting most.
-            lines = [line.strip() for line in error.message.splitlines() if line.strip()]
-            found = self._search_lines(number, lines, candidates, "the message")
-            pasted = [line.strip() for line in _paste_lines(paste) if line.strip()]
-            if not found and pasted and pasted != lines:
-                self._search_lines(number, pasted, candidates, "the paste")
+            if self._verify_variants(number, [lead], candidates, note=note):
+                return
+            if "\n" in lead and self._verify_cut(number, lead, candidates, marked=False):
+                return
+        # The error may sit inside other text: context lines printed around it (pip's
+        # "Collecting …"), a log prefix the parser does not know, or a format the parser
+        # misread. Look for a specific template in each line, the last (where the error
+        # usually is) counting most.
+        lines = [line.strip() for line in message.splitlines() if line.strip()]
+        found = self._search_lines(number, lines, candidates, "the message")
+        pasted = [line.strip() for line in _paste_lines(paste) if line.strip()]
+        if not found and pasted and pasted != lines:
+            self._search_lines(number, pasted, candidates, "the paste")
 
     def _search_lines(
         self, number: int, lines: list[str], candidates: dict[int, _Candidate], what: str
