@@ -12,6 +12,7 @@ from errdex.models import (
     SourceInfo,
     utc_now,
 )
+from errdex.store import sqlite as sqlite_store
 from errdex.store.base import SearchQuery
 from errdex.store.jsonl import read_jsonl
 from errdex.store.sqlite import STORE_VERSION, SQLiteStore
@@ -138,6 +139,29 @@ def test_the_search_index_follows_bulk_writes(tmp_path):
         assert store.search(SearchQuery(text="imported"))[1] == 700
         assert store.search(SearchQuery(text="1199"))[1] == 1
         assert store.search(SearchQuery(text="499"))[1] == 0  # replaced by 1199
+
+
+def test_a_mining_run_indexes_its_records_batch_by_batch(tmp_path, monkeypatch):
+    # A run's records enter the search index a batch at a time, as they are written; an id
+    # written again in a later batch (the last one wins) must leave the index with its row.
+    monkeypatch.setattr(sqlite_store, "_INDEX_BATCH", 4)
+    base = seed_envelope().record
+    records = [
+        base.model_copy(update={"id": f"{n % 9:016x}", "error_message": f"batched item{n}"})
+        for n in range(11)  # ids 0 and 1 come again in the third batch
+    ]
+    info = SourceInfo(key="src", repo="src", kind="directory")
+    with SQLiteStore(tmp_path / "s.sqlite3") as store:
+        fill(store, 3, key="other", word="kept")
+        for _ in range(2):  # a first run, then a re-run replacing it
+            store.replace_source(
+                info, records, problems=[], report=RunReport(source=info), dataset_version=utc_now()
+            )
+            assert store.integrity() == "ok"
+            assert store.search(SearchQuery(text="batched"))[1] == 9
+            assert store.search(SearchQuery(text="item9"))[1] == 1
+            assert store.search(SearchQuery(text="item0"))[1] == 0  # replaced by item9
+            assert store.search(SearchQuery(text="kept"))[1] == 3
 
 
 def test_a_search_index_out_of_step_is_reported(tmp_path):

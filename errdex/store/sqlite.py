@@ -166,6 +166,12 @@ _WRITE_BATCH = 500
 """Rows written per batch when records are updated or imported one by one (the search index
 is kept per batch; SQLite's limit on ``?`` parameters is far above it)."""
 
+_FTS_COLUMNS = "rowid, error_message, error_class, file_path, prose"
+
+_INDEX_BATCH = 2000
+"""Records a mining run writes and indexes at a time, the next ones still being built (in
+forked processes: :meth:`errdex.pipeline.Pipeline._encoded_records`) meanwhile."""
+
 _T = TypeVar("_T")
 
 
@@ -174,6 +180,51 @@ def _batches(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
     iterator = iter(items)
     while batch := list(islice(iterator, size)):
         yield batch
+
+
+class _CatchUp:
+    """Indexes the rows a deferred block inserts as they come (see ``_search_index_deferred``).
+
+    Row ids grow as rows are inserted, so the rows selected up to the highest row id at the
+    last call are in the index, and the rest are the ones inserted since. A row an insert
+    replaces (``INSERT OR REPLACE`` of an id inserted earlier in the block) leaves the index
+    first: :meth:`replacing`.
+    """
+
+    def __init__(self, db: sqlite3.Connection, where: str, params: Sequence[Any]) -> None:
+        self._db, self._where, self._params = db, where, tuple(params)
+        self.indexed = -1
+        """The selected rows up to this row id are in the index."""
+
+    def replacing(self, source_id: int, ids: Sequence[str]) -> None:
+        """Take out of the index the rows of ``source_id`` an insert of ``ids`` will replace."""
+        if self.indexed < 0:
+            return
+        self._db.execute(
+            f"INSERT INTO records_fts (records_fts, {_FTS_COLUMNS})"
+            f" SELECT 'delete', {_FTS_COLUMNS} FROM records WHERE rowid <= ? AND ({self._where})"
+            " AND source_id = ? AND id IN (SELECT value FROM json_each(?))",
+            (self.indexed, *self._params, source_id, json.dumps(list(ids))),
+        )
+
+    def __call__(self) -> None:
+        """Index the selected rows inserted since the last call (all of them at the first)."""
+        top = int(self._db.execute("SELECT coalesce(max(rowid), -1) FROM records").fetchone()[0])
+        if self.indexed < 0:
+            self._db.execute(
+                f"INSERT INTO records_fts ({_FTS_COLUMNS})"
+                f" SELECT {_FTS_COLUMNS} FROM records WHERE {self._where}",
+                self._params,
+            )
+        else:
+            # By row id only: an index on the condition's columns would walk all the rows
+            # it selects at every call.
+            self._db.execute(
+                f"INSERT INTO records_fts ({_FTS_COLUMNS}) SELECT {_FTS_COLUMNS}"
+                f" FROM records NOT INDEXED WHERE rowid > ? AND rowid <= ? AND ({self._where})",
+                (self.indexed, top, *self._params),
+            )
+        self.indexed = top
 
 
 _TERM = re.compile(r"[^\W_]+")
@@ -452,8 +503,8 @@ class SQLiteStore:
             raise StoreError(message, location=self.location) from exc
 
     @contextmanager
-    def _search_index_deferred(self, where: str, params: Sequence[Any]) -> Iterator[None]:
-        """Keep the search index of the records ``where`` selects in two bulk statements.
+    def _search_index_deferred(self, where: str, params: Sequence[Any]) -> Iterator[_CatchUp]:
+        """Keep the search index of the records ``where`` selects in a few bulk statements.
 
         Inside a write transaction only. The triggers keep the index row by row, and FTS5
         writes out its pending terms at every statement: for thousands of rows that cost more
@@ -461,23 +512,24 @@ class SQLiteStore:
         pause (a ``meta`` row no other connection sees before the commit), the selected
         records leave the index before the block and the ones selected after it enter it.
 
+        A block that only inserts rows may index them as it goes with the :class:`_CatchUp`
+        it is given (a mining run indexes each batch of records while the next is still
+        being built); the end then indexes only the rest.
+
         Args:
             where: An SQL condition on ``records`` (no alias) selecting every row the block
                 inserts, replaces, updates or deletes.
             params: Its parameters.
         """
-        columns = "rowid, error_message, error_class, file_path, prose"
         self._db.execute("INSERT INTO meta (key, value) VALUES ('fts_deferred', '1')")
         self._db.execute(
-            f"INSERT INTO records_fts (records_fts, {columns})"
-            f" SELECT 'delete', {columns} FROM records WHERE {where}",
+            f"INSERT INTO records_fts (records_fts, {_FTS_COLUMNS})"
+            f" SELECT 'delete', {_FTS_COLUMNS} FROM records WHERE {where}",
             params,
         )
-        yield
-        self._db.execute(
-            f"INSERT INTO records_fts ({columns}) SELECT {columns} FROM records WHERE {where}",
-            params,
-        )
+        catch_up = _CatchUp(self._db, where, params)
+        yield catch_up
+        catch_up()
         self._db.execute("DELETE FROM meta WHERE key = 'fts_deferred'")
 
     def _bump_generation(self) -> None:
@@ -558,18 +610,22 @@ class SQLiteStore:
                 " VALUES (?, ?, ?, ?, ?)",
                 ((source_id, p.path, p.kind.value, p.message, p.line) for p in problems),
             )
-            with self._search_index_deferred("source_id = ?", (source_id,)):
+            with self._search_index_deferred("source_id = ?", (source_id,)) as catch_up:
                 self._db.execute("DELETE FROM records WHERE source_id = ?", (source_id,))
-                self._db.executemany(
-                    f"INSERT OR REPLACE INTO records ({_RECORD_COLUMNS})"
-                    f" VALUES ({_RECORD_PLACEHOLDERS})",
-                    (
-                        (source_id, *record.values)
-                        if isinstance(record, EncodedRecord)
-                        else _row(source_id, record, version)
-                        for record in records
-                    ),
+                rows = (
+                    (source_id, *record.values)
+                    if isinstance(record, EncodedRecord)
+                    else _row(source_id, record, version)
+                    for record in records
                 )
+                for batch in _batches(rows, _INDEX_BATCH):
+                    catch_up.replacing(source_id, [row[1] for row in batch])
+                    self._db.executemany(
+                        f"INSERT OR REPLACE INTO records ({_RECORD_COLUMNS})"
+                        f" VALUES ({_RECORD_PLACEHOLDERS})",
+                        batch,
+                    )
+                    catch_up()
             if run_id is not None:
                 self._db.execute(
                     "UPDATE runs SET finished_at = ?, status = 'ok', report = ? WHERE id = ?",
