@@ -143,6 +143,12 @@ Timestamp = Annotated[
 
 RecordId = Annotated[str, Field(pattern=r"^[0-9a-f]{16}$")]
 
+MAX_LINE = 2**31 - 1
+"""The highest line number a record may name (indexes keep lines as 32-bit numbers)."""
+
+LineNumber = Annotated[int, Field(ge=1, le=MAX_LINE)]
+"""A line of a file, counted from 1."""
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(
@@ -432,10 +438,10 @@ class SeedRecord(_Model):
     http_status: int | None = None
     severity: Severity
     file_path: str
-    line_number: int = Field(ge=1)
+    line_number: LineNumber
     source_code: str
-    source_code_start: int = Field(ge=1)
-    source_code_end: int = Field(ge=1)
+    source_code_start: LineNumber
+    source_code_end: LineNumber
     github_url: str | None = None
     documentation: str = ""
     trigger_scenarios: str = ""
@@ -500,7 +506,7 @@ class ErrorRecord(SeedRecord):
     opaque: bool = False
     message_line: int | None = None
     message_end_line: int | None = None
-    end_line_number: int | None = None
+    end_line_number: int | None = Field(default=None, le=MAX_LINE)
     function: str | None = None
     function_start: int | None = None
     function_end: int | None = None

@@ -377,3 +377,13 @@ def test_a_tail_window_that_begins_inside_a_whitespace_run_still_sees_the_run():
 )
 def test_a_message_cut_short_matches_the_start_of_a_template(literals, message, expected):
     assert match_cut(literals, message) == expected
+
+
+def test_a_line_past_32_bits_does_not_stop_the_index():
+    # The record model bounds lines; a store written otherwise still gets an index.
+    far = 2**40
+    index = build_index(
+        [row(1, ["Cannot open file ", "{path}"], line=far, end=far + 5)], version="s:1"
+    )
+    assert index.line(0) == index.end_line(0) == 2**31 - 1
+    assert index.verify([0], "Cannot open file a.txt") == [(0, ("a.txt",), False)]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import anyio
+import httpx
 import pytest
 from conftest import SEED_FILE, SEED_PATH
 from test_web_helpers import (  # noqa: F401 (fixtures)
@@ -189,6 +191,52 @@ def test_security_headers_on_every_response(client):
         csp = response.headers["content-security-policy"]
         assert "default-src 'none'" in csp and "script-src" not in csp
         assert response.headers["x-content-type-options"] == "nosniff"
+
+
+def test_an_internal_error_answers_500_with_the_security_headers(web_db, web_store, monkeypatch):
+    app = make_app(web_db, web_store)
+
+    def broken(text, top):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(app.state.services, "explain", broken)
+
+    async def send():
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+            return [
+                await c.post("/api/explain", json={"text": "ValueError: x"}),
+                await c.get("/explain", params={"q": "ValueError: x"}),
+            ]
+
+    api, page = anyio.run(send)
+    assert_error(api, 500, "internal")
+    assert page.status_code == 500 and "internal error: RuntimeError" in page.text
+    for response in (api, page):
+        assert "default-src 'none'" in response.headers["content-security-policy"]
+        assert response.headers["x-frame-options"] == "DENY"
+
+
+def test_a_lone_surrogate_is_refused_not_a_500(client):
+    body = b'{"text": "ValueError: \\ud800"}'
+    response = client.post(
+        "/api/explain", content=body, headers={"content-type": "application/json"}
+    )
+    assert "surrogate" in assert_error(response, 422, "invalid-input")["error"]
+    pair = b'{"text": "ValueError: \\ud83d\\ude00"}'  # a whole pair is one character
+    response = client.post(
+        "/api/explain", content=pair, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 200
+
+
+def test_a_nul_in_a_search_is_a_word_break(client):
+    plain = client.get("/api/records", params={"q": "phase"}).json()["total"]
+    assert plain > 0
+    response = client.get("/api/records", params={"q": "phase\x00"})
+    assert response.status_code == 200 and response.json()["total"] == plain
+    assert client.get("/api/records", params={"q": "\x00"}).status_code == 200
+    assert client.get("/search", params={"q": "\x00phase"}).status_code == 200
 
 
 def test_openapi_and_docs(client):

@@ -188,6 +188,29 @@ def test_bad_lines_are_reported_and_the_good_ones_kept(ingest, seed_text):
     assert store.get(WIDGET_ID) and store.get("2222333344445555")
 
 
+def test_lines_the_store_or_the_index_cannot_hold_are_refused(ingest, seed_text):
+    # A line number past 32 bits (the matcher index's) and half a surrogate pair (not
+    # writable as UTF-8) are per-line problems; explain keeps working on the good lines.
+    client, store = ingest
+    far = json.loads(seed_line(seed_text, record_id="3333444455556666", repo="ingest/far"))
+    far["record"]["lineNumber"] = 2**31
+    lone = seed_line(seed_text, record_id="4444555566667777", repo="ingest/lone")
+    lone = lone.replace("Ingested widget", "Ingested \\ud800 widget")
+    pair = seed_line(seed_text, record_id="5555666677778888", repo="ingest/pair")
+    pair = pair.replace("is broken", "is broken \\ud83d\\ude00")
+    lines = [seed_line(seed_text), json.dumps(far), lone, pair]
+    response = client.post("/api/ingest", content="\n".join(lines).encode(), headers=AUTH)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["records"] == 2 and body["rejected"] == 2
+    problems = {p["line"]: p["error"] for p in body["problems"]}
+    assert "lineNumber" in problems[2]
+    assert problems[3] == "body:3: not valid Unicode: a lone surrogate (\\ud800)"
+    assert store.get(WIDGET_ID) and store.get("5555666677778888")
+    explained = client.post("/api/explain", json={"text": WIDGET_TEXT})
+    assert explained.status_code == 200 and explained.json()["found"]
+
+
 def test_only_bad_lines_write_nothing(ingest):
     client, store = ingest
     before = store.version()

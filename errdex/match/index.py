@@ -44,6 +44,9 @@ from errdex.match.engines import PrefilterEngine, make_engine
 KEY_LENGTH = 16
 """Longest prefilter key; longer literals contribute a window of this length."""
 
+_MAX_LINE = 2**31 - 1
+"""Lines are kept as 32-bit numbers (``array("i")``); a higher one counts as this one."""
+
 FORMAT_VERSION = 5
 
 IndexRow = tuple[int, str, str, int, int, str, str]
@@ -552,8 +555,10 @@ def build_index(
         members[number].append(record)
         index._record_template.append(number)
         index._rowids.append(rowid)
+        # Lines the record model bounds; a store written otherwise must not stop the index.
+        line = min(line, _MAX_LINE)
         index._lines.append(line)
-        index._end_lines.append(max(line, end_line))
+        index._end_lines.append(min(max(line, end_line), _MAX_LINE))
         index._class_ids.append(intern("class", error_class))
         index._kind_ids.append(intern("kind", kind))
         path_id = intern("path", path)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from collections.abc import Iterable, Iterator
 from enum import Enum
 from pathlib import Path
@@ -50,6 +51,10 @@ def detect_format(record: dict[str, Any]) -> RecordFormat:
     return RecordFormat.SEED if keys == _SEED_KEY_SET else RecordFormat.FULL
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A JSON escape of half a surrogate pair (``\\ud83d``), valid only as half of one."""
+
+
 def parse_line(
     line: str, *, path: str = "", number: int = 0
 ) -> tuple[RecordEnvelope, RecordFormat]:
@@ -73,6 +78,16 @@ def parse_line(
         raise RecordFormatError(
             f"{path}:{number}: not JSON: {reason}", path=path, line=number
         ) from exc
+    if _SURROGATE_ESCAPE.search(line) is not None:
+        try:  # a pair is one character once parsed; a lone half cannot be written as UTF-8
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise RecordFormatError(
+                f"{path}:{number}: not valid Unicode: a lone surrogate"
+                f" ({exc.object[exc.start : exc.end].encode('unicode_escape').decode()})",
+                path=path,
+                line=number,
+            ) from exc
     if not isinstance(data, dict) or not isinstance(data.get("record"), dict):
         raise RecordFormatError(
             f"{path}:{number}: expected an object with a 'record' object and a 'datasetVersion'",

@@ -252,10 +252,11 @@ def search_clause(query: SearchQuery, text: str | None = None) -> tuple[str, str
     where: list[str] = []
     params: list[Any] = []
     join = ""
-    if text.strip():
+    words = fts_query(text, any_words=query.any_words)
+    if words:
         join = "JOIN records_fts f ON f.rowid = r.rowid"
         where.append("records_fts MATCH ?")
-        params.append(fts_query(text, any_words=query.any_words))
+        params.append(words)
     for column, value in (
         ("r.repo", query.repo),
         ("r.error_class", query.error_class),
@@ -274,9 +275,17 @@ def fts_query(text: str, *, any_words: bool = False) -> str:
     Args:
         text: The user's words.
         any_words: Join them with OR instead of FTS5's implicit AND.
+
+    Returns:
+        The FTS5 query; empty when the text holds no word.
     """
     joiner = " OR " if any_words else " "
-    return joiner.join('"' + word.replace('"', '""') + '"' for word in text.split())
+    words = text.translate(_CONTROLS).split()  # FTS5 ends a quoted string at a NUL
+    return joiner.join('"' + word.replace('"', '""') + '"' for word in words)
+
+
+_CONTROLS = dict.fromkeys(range(32), " ")
+"""Control characters, read as spaces in a search (FTS5's tokenizer separates words at them)."""
 
 
 def _prose(record: ErrorRecord) -> str:

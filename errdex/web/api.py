@@ -90,11 +90,15 @@ async def run_limited(services: Services, action: Callable[[], T]) -> T:
 
 
 def check_paste(services: Services, text: str) -> None:
-    """Refuse an empty paste (422) or one over the size limit (413)."""
+    """Refuse an empty paste or one that is not valid Unicode (422), or an over-long one (413)."""
     if not text.strip():
         raise HTTPException(422, "text: paste an error, a traceback or log lines")
     if len(text) > services.options.max_paste_chars:
         raise HTTPException(413, f"paste over {services.options.max_paste_chars} characters")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # JSON's "\ud800": half a surrogate pair, alone
+        raise HTTPException(422, "text: not valid Unicode (a lone surrogate)") from exc
 
 
 async def explain_text(services: Services, text: str, *, top: int) -> Explanation:

@@ -101,8 +101,12 @@ class LimitsMiddleware:
             return
         csp = DOCS_CSP if str(scope.get("path", "")).startswith("/docs") else PAGE_CSP
 
+        started = False
+
         async def send_with_headers(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
+                started = True
                 headers = list(message.get("headers", []))
                 headers += [
                     (b"content-security-policy", csp.encode()),
@@ -139,15 +143,26 @@ class LimitsMiddleware:
                 return {"type": "http.request", "body": bytes(body), "more_body": False}
             return await receive()
 
-        await self.app(scope, replay, send_with_headers)
+        try:
+            await self.app(scope, replay, send_with_headers)
+        except Exception as exc:
+            # Starlette answers an unhandled error outside every middleware, so without the
+            # headers: answer it here, then let it go on to be logged.
+            if not started:
+                await self._error(
+                    scope, send_with_headers, 500, f"internal error: {type(exc).__name__}"
+                )
+            raise
 
     async def _too_large(self, scope: Scope, send: Send) -> None:
-        message = f"request body over {self.max_body_bytes} bytes"
+        await self._error(scope, send, 413, f"request body over {self.max_body_bytes} bytes")
+
+    async def _error(self, scope: Scope, send: Send, status: int, message: str) -> None:
         response: Response
         if _wants_json(scope):
-            response = JSONResponse(error_body(message, status=413), status_code=413)
+            response = JSONResponse(error_body(message, status=status), status_code=status)
         else:
-            response = self.render_error(413, message)
+            response = self.render_error(status, message)
         await response(scope, _empty_receive, send)
 
 
