@@ -7,6 +7,7 @@ internal error (a bug: one line on stderr, the traceback with ``ERRDEX_DEBUG=1``
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
 import sys
@@ -14,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import IO, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -27,6 +28,7 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
+from rich.text import Text
 
 from errdex import __version__
 from errdex.analyze.writer import ensure_envelope
@@ -64,6 +66,8 @@ app = typer.Typer(
 EXIT_NOT_FOUND = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
+EXIT_BROKEN_PIPE = 141
+"""As a shell reports a command stopped by SIGPIPE."""
 
 DbOption = Annotated[
     Path | None,
@@ -89,15 +93,16 @@ T = TypeVar("T")
 
 
 def _stdout() -> Console:
-    return Console(highlight=False)
+    # No markup: what is printed holds mined paths, repos and messages ("a[/]b.py").
+    return Console(highlight=False, markup=False)
 
 
 def _stderr() -> Console:
-    return Console(stderr=True, highlight=False)
+    return Console(stderr=True, highlight=False, markup=False)
 
 
 def _fail(message: str, code: int) -> NoReturn:
-    _stderr().print(f"[red]error:[/red] {message}", markup=True, highlight=False, soft_wrap=True)
+    _stderr().print(Text.assemble(("error:", "red"), " ", message), soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -114,6 +119,11 @@ def _errors() -> Iterator[None]:
         _fail(str(exc), EXIT_USAGE)
     except KeyboardInterrupt:
         _fail("interrupted", 130)
+    except BrokenPipeError:
+        # The reader went away (`errdex export | head`): stop quietly, as other tools do,
+        # and keep Python from complaining when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(EXIT_BROKEN_PIPE) from None
     except Exception as exc:
         if os.environ.get("ERRDEX_DEBUG"):
             raise
@@ -155,11 +165,11 @@ def _progress(console: Console, *, auto_refresh: bool = True) -> Progress:
     """
     return Progress(
         SpinnerColumn(),
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        TextColumn("[dim]{task.fields[path]}"),
+        TextColumn("{task.fields[path]}", style="dim", markup=False),
         console=console,
         transient=True,
         disable=not console.is_terminal,
@@ -306,7 +316,7 @@ def import_(
     with _errors():
         settings = _settings(config, db=db)
         for path in files:
-            if not path.is_file():
+            if not _readable(path):
                 _fail(f"no such file: {path}", EXIT_USAGE)
         report = _with_store(settings, lambda pipeline: pipeline.import_files(files))
         if as_json:
@@ -350,13 +360,19 @@ def export(
             import gzip
 
             tmp = out.with_name(out.name + ".part")
-            with (
-                gzip.open(tmp, "wt", encoding="utf-8")
-                if out.suffix == ".gz"
-                else tmp.open("w", encoding="utf-8") as handle
-            ):
-                count = pipeline.export(handle, flavour=fmt, repo=repo)
-            tmp.replace(out)
+            try:
+                with (
+                    gzip.open(tmp, "wt", encoding="utf-8")
+                    if out.suffix == ".gz"
+                    else tmp.open("w", encoding="utf-8") as handle
+                ):
+                    count = pipeline.export(handle, flavour=fmt, repo=repo)
+                if count:  # nothing to export leaves a file already there as it was
+                    tmp.replace(out)
+            except OSError as exc:
+                _fail(f"cannot write {out}: {exc.strerror or exc}", EXIT_USAGE)
+            finally:
+                tmp.unlink(missing_ok=True)
             return count
 
         count = _with_store(settings, run)
@@ -453,7 +469,17 @@ def _read_input(text: str | None, file: Path | None) -> str:
         return text
     if sys.stdin is None or sys.stdin.isatty():
         _fail("paste an error: give TEXT, --file F, or pipe it on stdin", EXIT_USAGE)
-    return sys.stdin.read()
+    return _stdin().read()
+
+
+def _stdin() -> IO[str]:
+    """Standard input as UTF-8 text, a byte that is not UTF-8 read as U+FFFD (as files are)."""
+    return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+
+
+def _readable(path: Path) -> bool:
+    """Whether a path names something to read: a file, or a pipe (``<(cmd)``, /dev/stdin)."""
+    return path.exists() and not path.is_dir()
 
 
 @app.command()
@@ -505,7 +531,7 @@ def scan(
     with _errors():
         settings = _settings(config, db=db, engine=engine)
         for path in files or []:
-            if not path.is_file():
+            if not _readable(path):
                 _fail(f"no such file: {path}", EXIT_USAGE)
         from errdex.match.scan import Scanner
 
@@ -536,12 +562,15 @@ def _log_lines(files: list[Path]) -> Iterator[str]:
     import gzip
 
     if not files:
-        yield from sys.stdin
+        yield from _stdin()
         return
     for path in files:
         opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
-            yield from handle
+        try:
+            with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+                yield from handle
+        except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
+            _fail(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}", EXIT_USAGE)
 
 
 def _scan_json(report: ScanReport, records: dict[int, ErrorRecord], top: int) -> dict[str, Any]:
@@ -810,4 +839,9 @@ def _main(
 
 def main() -> None:
     """Run the CLI (the ``errdex`` console script)."""
+    for stream in (sys.stdout, sys.stderr):
+        # A terminal that cannot show a character (an ASCII locale) gets an escape for it,
+        # not a failed command: records hold any text, and the snippet marks its line "❱".
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     app()

@@ -13,12 +13,14 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from errdex.errors import StoreError
 from errdex.match.explain import Explainer, Explanation
 from errdex.settings import resolve_settings
 from errdex.store.sqlite import SQLiteStore
@@ -28,19 +30,40 @@ ExceptHook = Callable[[type[BaseException], BaseException, TracebackType | None]
 _lock = threading.Lock()
 
 
+RETRY_SECONDS = 60.0
+"""After the store fails to open, the hook and the log filter try again only this much later
+(a program logging many warnings must not pay for the failure at each one)."""
+
+
 class _Session:
-    """An explainer opened on first use and kept for the life of the hook or filter."""
+    """An explainer opened on first use and kept for the life of the hook or filter.
+
+    The store must exist: a hook or filter never creates one (a mistyped path would leave an
+    empty store behind and answer "no record" for ever).
+    """
 
     def __init__(self, db: Path | None) -> None:
         self._db = db
         self._explainer: Explainer | None = None
+        self._failed: tuple[float, str] | None = None
 
     def explainer(self) -> Explainer:
         with _lock:
             if self._explainer is None:
-                settings = resolve_settings({"db": self._db}).settings
-                store = SQLiteStore(settings.db)
-                self._explainer = Explainer.for_database(store, settings.db)
+                if self._failed is not None and time.monotonic() - self._failed[0] < RETRY_SECONDS:
+                    raise StoreError(self._failed[1])
+                try:
+                    settings = resolve_settings({"db": self._db}).settings
+                    if str(settings.db) != ":memory:" and not Path(settings.db).is_file():
+                        raise StoreError(
+                            f"no store at {settings.db} (errdex mine makes one)",
+                            location=str(settings.db),
+                        )
+                    store = SQLiteStore(settings.db)
+                    self._explainer = Explainer.for_database(store, settings.db)
+                except Exception as exc:
+                    self._failed = (time.monotonic(), str(exc))
+                    raise
             return self._explainer
 
 
@@ -87,7 +110,7 @@ def _summary(answer: Explanation) -> str:
 def install(
     *, db: Path | str | None = None, top: int = 1, stream: IO[str] | None = None
 ) -> ExceptHook:
-    """Explain uncaught exceptions under their normal traceback.
+    """Explain uncaught exceptions (of the main thread and of threads) under their traceback.
 
     Args:
         db: The store; the configured default when None.
@@ -97,11 +120,14 @@ def install(
     Returns:
         The previous hook (pass it to :func:`uninstall` to restore it).
     """
+    uninstall()  # a second install replaces the first instead of wrapping it
     previous = sys.excepthook
+    previous_thread = threading.excepthook
     session = _Session(Path(db) if db is not None else None)
 
-    def hook(kind: type[BaseException], error: BaseException, tb: TracebackType | None) -> None:
-        previous(kind, error, tb)
+    def explain_under(
+        kind: type[BaseException], error: BaseException | None, tb: TracebackType | None
+    ) -> None:
         out = stream or sys.stderr
         try:
             text = "".join(traceback.format_exception(kind, error, tb))
@@ -112,16 +138,30 @@ def install(
                 f"errdex: could not explain this error ({type(failure).__name__}: {failure})\n"
             )
 
+    def hook(kind: type[BaseException], error: BaseException, tb: TracebackType | None) -> None:
+        previous(kind, error, tb)
+        explain_under(kind, error, tb)
+
+    def thread_hook(args: threading.ExceptHookArgs) -> None:
+        previous_thread(args)
+        if args.exc_type is not SystemExit:  # a thread's SystemExit is silent
+            explain_under(args.exc_type, args.exc_value, args.exc_traceback)
+
     hook.errdex_previous = previous  # type: ignore[attr-defined]
+    thread_hook.errdex_previous = previous_thread  # type: ignore[attr-defined]
     sys.excepthook = hook
+    threading.excepthook = thread_hook
     return previous
 
 
 def uninstall() -> None:
-    """Restore the excepthook that :func:`install` replaced (no-op when not installed)."""
+    """Restore the excepthooks that :func:`install` replaced (no-op when not installed)."""
     previous = getattr(sys.excepthook, "errdex_previous", None)
     if previous is not None:
         sys.excepthook = previous
+    previous_thread = getattr(threading.excepthook, "errdex_previous", None)
+    if previous_thread is not None:
+        threading.excepthook = previous_thread
 
 
 class ErrdexLogFilter(logging.Filter):

@@ -235,7 +235,11 @@ def resolve_settings(
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise SettingsError(f"cannot read config file {path}: {exc}", origin=str(path)) from exc
-        section = data.get("errdex", data)
+        # Settings at the top level, in an [errdex] table, or both (the table wins).
+        table = data.pop("errdex", {})
+        if not isinstance(table, dict):
+            raise SettingsError(f"'errdex' in {path} must be a table ([errdex])", origin=str(path))
+        section = {**data, **table}
         for name, value in section.items():
             if name not in Settings.model_fields:
                 raise SettingsError(

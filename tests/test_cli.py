@@ -171,3 +171,92 @@ def test_no_color_is_honoured(runner, monkeypatch, tmp_path):
     plain = runner.invoke(app, ["show", "6d46981c2eb2f8c3", "--db", str(db)]).output
     assert "\x1b[" in coloured
     assert "\x1b[" not in plain
+
+
+def test_mined_text_with_rich_markup_prints_as_it_is(cli, tmp_path):
+    # Paths, repos and messages come from other people's code: "[/]" in them is text.
+    source = tmp_path / "src"
+    (source / "a[").mkdir(parents=True)
+    (source / "a[" / "]b.py").write_text(  # the path a[/]b.py: markup that closes nothing
+        'def g(x):\n    raise OSError(f"Disk quota exceeded while writing the checkpoint {x}")\n'
+    )
+    mined = cli("mine", str(source), "--repo", "own/[/]repo")
+    assert mined.exit_code == 0, mined.output
+    assert "own/[/]repo" in mined.output
+    found = cli("search", "quota")
+    assert found.exit_code == 0, found.output
+    assert "a[/]b.py:2" in found.output.replace("\n", "").replace("│", "").replace(" ", "")
+    missing = cli("scan", str(tmp_path / "logs[/]"))
+    assert (
+        missing.exit_code == 2 and "no such file" in missing.output and "logs[/]" in missing.output
+    )
+
+
+def test_stdin_that_is_not_utf8_is_read_with_replacements(cli):
+    cli("import", str(SEED_FILE))
+    scanned = cli(
+        "scan", "--json", input=b"ERROR x \xff\nValueError: Unknown speculative phase: z\n"
+    )
+    assert scanned.exit_code == 0, scanned.output
+    assert json.loads(scanned.output)["lines"] == 2
+    explained = cli("explain", input=b"ValueError: Unknown speculative phase: \xff")
+    assert explained.exit_code == 0, explained.output
+
+
+def test_unreadable_inputs_are_usage_errors(cli, tmp_path):
+    fake = tmp_path / "fake.log.gz"
+    fake.write_text("not gzip")
+    for command in ("scan", "import"):
+        result = cli(command, str(fake))
+        assert result.exit_code == 2, result.output
+        assert f"{fake}" in result.output and "internal error" not in result.output
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes(b"\n\xe9t\xe9\n")
+    result = cli("import", str(latin))
+    assert result.exit_code == 2 and f"{latin}:2: not UTF-8" in result.output
+
+
+def test_export_never_clobbers_a_file_when_it_has_nothing_to_write(cli, tmp_path):
+    cli("import", str(SEED_FILE))
+    out = tmp_path / "keep.jsonl"
+    assert cli("export", "--out", str(out)).exit_code == 0
+    kept = out.read_bytes()
+    assert cli("export", "--repo", "typo/name", "--out", str(out)).exit_code == 1
+    assert out.read_bytes() == kept and not list(tmp_path.glob("*.part"))
+    result = cli("export", "--out", str(tmp_path / "nodir" / "x.jsonl"))
+    assert result.exit_code == 2 and "cannot write" in result.output
+
+
+def test_an_ascii_terminal_and_a_closed_pipe_are_not_failures(tmp_path, seed):
+    import subprocess
+    import sys
+
+    db = tmp_path / "s.sqlite3"
+    env = {"PATH": "/usr/bin:/bin", "ERRDEX_DB": str(db), "PYTHONIOENCODING": "ascii"}
+    run = [sys.executable, "-m", "errdex"]
+    subprocess.run([*run, "import", str(SEED_FILE)], env=env, check=True, capture_output=True)
+    shown = subprocess.run([*run, "show", seed["record"]["id"]], env=env, capture_output=True)
+    assert shown.returncode == 0, shown.stderr
+    assert b"\\u2771" in shown.stdout or b"\\u" in shown.stdout  # the snippet's marker, escaped
+    head = subprocess.Popen(
+        f"{sys.executable} -m errdex export --format full | head -c 10",
+        shell=True,
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    _, errors = head.communicate(timeout=60)
+    assert b"internal error" not in errors and b"BrokenPipe" not in errors
+
+
+def test_config_at_the_top_level_and_in_the_table_merge(tmp_path, monkeypatch):
+    from errdex.errors import SettingsError
+    from errdex.settings import resolve_settings
+
+    config = tmp_path / "config.toml"
+    config.write_text("jobs = 3\n[errdex]\nwindow = 5\n")
+    resolved = resolve_settings({}, config_path=config, environ={})
+    assert (resolved.settings.jobs, resolved.settings.window) == (3, 5)
+    config.write_text("errdex = 5\n")
+    with pytest.raises(SettingsError, match="must be a table"):
+        resolve_settings({}, config_path=config, environ={})

@@ -343,6 +343,60 @@ def test_a_broken_store_never_breaks_the_host_program(tmp_path):
     assert result.stderr.strip().splitlines()[-1].startswith("errdex: could not explain this error")
 
 
+def test_install_twice_explains_once_and_covers_threads(seeded, db):
+    program = textwrap.dedent(
+        f"""
+        import sys, threading, errdex
+        original, original_thread = sys.excepthook, threading.excepthook
+        errdex.install(db={str(db)!r})
+        errdex.install(db={str(db)!r})
+        thread = threading.Thread(
+            target=lambda: exec('raise ValueError("Unknown speculative phase: threaded")')
+        )
+        thread.start()
+        thread.join()
+        errdex.uninstall()
+        print(sys.excepthook is original, threading.excepthook is original_thread)
+        errdex.install(db={str(db)!r})
+        raise ValueError("Unknown speculative phase: hooked")
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stdout.strip() == "True True"
+    assert "ValueError: Unknown speculative phase: threaded" in result.stderr
+    assert "phase = 'threaded'" in result.stderr
+    assert result.stderr.count("errdex: exact match") == 2  # once per exception
+
+
+def test_a_missing_store_is_said_and_never_created(tmp_path):
+    missing = tmp_path / "typo" / "errors.sqlite3"
+    program = textwrap.dedent(
+        f"""
+        import logging, errdex
+        errdex.install(db={str(missing)!r})
+        logger = logging.getLogger("host")
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(errdex_id)s %(message)s"))
+        handler.addFilter(errdex.ErrdexLogFilter(db={str(missing)!r}))
+        logger.addHandler(handler)
+        logger.error("first")
+        logger.error("second")
+        raise KeyError("x")
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert lines[:2] == ["None first", "None second"]
+    assert "KeyError: 'x'" in result.stderr
+    assert lines[-1] == (
+        f"errdex: could not explain this error (StoreError: no store at {missing}"
+        " (errdex mine makes one))"
+    )
+    assert not missing.parent.exists()
+
+
 def test_log_filter_tags_records_with_the_matched_id(seeded, db):
     stream = io.StringIO()
     logger = logging.getLogger("errdex-test")

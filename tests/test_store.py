@@ -275,3 +275,18 @@ def test_any_word_search_ranks_by_the_rare_words_only(tmp_path, monkeypatch):
         assert found == [rowid]
         assert store.search_rowids(SearchQuery(text="common message", any_words=True)) == []
         assert store.search_rowids(SearchQuery(text="common message")) != []
+
+
+def test_opening_a_store_never_waits_for_a_writer(tmp_path):
+    # A mining run holds the write lock while it writes; readers (explain, the runtime hook,
+    # the log filter) must open the store and read meanwhile, not wait for the lock.
+    path = filled_file(tmp_path / "s.sqlite3", 3)
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("UPDATE meta SET value = value WHERE key = 'generation'")
+    try:
+        with SQLiteStore(path) as store:
+            assert store.stats().records == 3
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()

@@ -111,12 +111,6 @@ def _describe(exc: Exception) -> str:
     return str(exc)
 
 
-def _open_text(path: Path, mode: str) -> IO[str]:
-    if path.suffix == ".gz":
-        return gzip.open(path, mode + "t", encoding="utf-8")  # type: ignore[return-value]
-    return path.open(mode, encoding="utf-8")
-
-
 def read_jsonl(path: Path) -> Iterator[tuple[RecordEnvelope, RecordFormat]]:
     """Read every record of a JSONL file (``.gz`` too); blank lines are skipped.
 
@@ -129,10 +123,21 @@ def read_jsonl(path: Path) -> Iterator[tuple[RecordEnvelope, RecordFormat]]:
     Raises:
         RecordFormatError: A line is not a valid record (its number is in the message).
     """
-    with _open_text(path, "r") as handle:
-        for number, line in enumerate(handle, 1):
-            if line.strip():
-                yield parse_line(line, path=str(path), number=number)
+    try:
+        # Bytes, decoded line by line, so that a line that is not UTF-8 is named.
+        with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise RecordFormatError(
+                        f"{path}:{number}: not UTF-8", path=str(path), line=number
+                    ) from exc
+                if line.strip():
+                    yield parse_line(line, path=str(path), number=number)
+    except (OSError, EOFError) as exc:  # not gzip (gzip.BadGzipFile), cut short, unreadable
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise RecordFormatError(f"{path}: cannot read: {reason}", path=str(path)) from exc
 
 
 def envelope_json(envelope: RecordEnvelope, flavour: RecordFormat) -> str:

@@ -381,12 +381,18 @@ class SQLiteStore:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._migrate()
             for statement in _SCHEMA:
-                self._db.execute(statement)
-            self._db.execute(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES ('store_version', ?),"
-                " ('store_id', ?), ('generation', '0')",
-                (str(STORE_VERSION), uuid.uuid4().hex),
-            )
+                self._db.execute(statement)  # no write when the objects exist
+            known = self._db.execute(
+                "SELECT count(*) FROM meta WHERE key IN ('store_version', 'store_id', 'generation')"
+            ).fetchone()[0]
+            if known < 3:
+                # A write: done only for a new store, so that opening one never waits for
+                # another process's write (a mining run holds the lock while it writes).
+                self._db.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('store_version', ?),"
+                    " ('store_id', ?), ('generation', '0')",
+                    (str(STORE_VERSION), uuid.uuid4().hex),
+                )
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(
                 f"cannot open store {self.location}: {exc}", location=self.location
