@@ -283,6 +283,50 @@ def test_hostile_record_is_served_as_data(client):
     assert body["record"]["githubUrl"] == "javascript:alert(7)"  # data, never a link
 
 
+def test_work_past_the_time_limit_keeps_its_slot_until_it_ends(web_db, web_store, monkeypatch):
+    # A request past the limit answers 503 at once, but its thread still runs: the slot
+    # stays taken, so no more than `concurrency` explains ever run at once.
+    import threading
+    import time
+
+    app = make_app(web_db, web_store, concurrency=2, time_limit=0.1)
+    running, peak, calls, lock = [0], [0], [0], threading.Lock()
+
+    def slow(text, top):
+        with lock:
+            calls[0] += 1
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.4)
+        with lock:
+            running[0] -= 1
+
+    monkeypatch.setattr(app.state.services, "explain", slow)
+
+    async def waves() -> tuple[list[int], int]:
+        transport = httpx.ASGITransport(app=app)
+        statuses: list[int] = []
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+
+            async def one() -> None:
+                statuses.append((await c.post("/api/explain", json={"text": "x"})).status_code)
+
+            for _ in range(3):
+                async with anyio.create_task_group() as group:
+                    for _ in range(2):
+                        group.start_soon(one)
+            await anyio.sleep(1.0)  # the abandoned threads end and give their slots back
+            free = app.state.services.limiter.borrowed_tokens
+            statuses.append((await c.post("/api/explain", json={"text": "x"})).status_code)
+        return statuses, free
+
+    statuses, borrowed = anyio.run(waves)
+    assert statuses == [503] * 7 and peak[0] <= 2 and borrowed == 0
+    # The first wave ran; the next two waited for its slots until their own limit; the last
+    # request found them free again.
+    assert calls[0] == 3
+
+
 def test_concurrent_requests_share_a_bounded_pool(web_db, web_store):
     import anyio
     import httpx

@@ -8,11 +8,13 @@ HTTP exceptions and turned into the one error shape by the application's handler
 from __future__ import annotations
 
 import hmac
+import threading
 from collections.abc import Callable
 from enum import Enum
 from typing import Annotated, Any, TypeVar, cast
 
 import anyio
+import anyio.from_thread
 import anyio.to_thread
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -78,12 +80,38 @@ async def run_limited(services: Services, action: Callable[[], T]) -> T:
     """Run blocking work in a worker thread, failing with 503 past the time limit.
 
     The worker is abandoned, not killed, at the limit; the explainer is linear in its input,
-    so it finishes soon after.
+    so it finishes soon after. Its slot of :attr:`Services.limiter` stays taken until it
+    does: the limit on work running at once holds for abandoned work too.
     """
+    limiter = services.limiter
+    slot = object()  # the borrower of one slot: released by whoever sees the work end last
+    handoff = threading.Lock()
+    state = "waiting"  # then running, done; or dropped (never started), abandoned (running)
+
+    def work() -> T:
+        nonlocal state
+        with handoff:
+            if state == "dropped":  # the answer went out before a thread took the work
+                raise RuntimeError("dropped: the request had timed out")
+            state = "running"
+        try:
+            return action()
+        finally:
+            with handoff:
+                release_here, state = state == "abandoned", "done"
+            if release_here:
+                anyio.from_thread.run_sync(limiter.release_on_behalf_of, slot)
+
     with anyio.move_on_after(services.options.time_limit) as scope:
-        return await anyio.to_thread.run_sync(
-            action, abandon_on_cancel=True, limiter=services.limiter
-        )
+        await limiter.acquire_on_behalf_of(slot)
+        try:
+            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        finally:
+            with handoff:
+                state = {"waiting": "dropped", "running": "abandoned"}.get(state, state)
+                release_now = state != "abandoned"
+            if release_now:
+                limiter.release_on_behalf_of(slot)
     if scope.cancelled_caught:
         raise HTTPException(503, f"the request took longer than {services.options.time_limit:g} s")
     raise AssertionError("unreachable")  # pragma: no cover
