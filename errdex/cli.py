@@ -145,7 +145,10 @@ def _print_json(data: Any) -> None:
     typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
-def _with_store(settings: Settings, action: Callable[[Pipeline], T]) -> T:
+def _with_store(settings: Settings, action: Callable[[Pipeline], T], *, create: bool = False) -> T:
+    """Run ``action`` on the store; only the commands that fill one (``create``) make it."""
+    if not create and str(settings.db) != ":memory:" and not Path(settings.db).exists():
+        _fail(f"no store at {settings.db} (errdex mine or errdex import makes one)", EXIT_USAGE)
     with SQLiteStore(settings.db) as store:
         return action(Pipeline(settings, store))
 
@@ -276,7 +279,7 @@ def mine(
                     progress.remove_task(task)
             return reports
 
-        reports = _with_store(settings, run)
+        reports = _with_store(settings, run, create=True)
         if as_json:
             _print_json(_reports_json(reports))
         else:
@@ -318,7 +321,7 @@ def import_(
         for path in files:
             if not _readable(path):
                 _fail(f"no such file: {path}", EXIT_USAGE)
-        report = _with_store(settings, lambda pipeline: pipeline.import_files(files))
+        report = _with_store(settings, lambda pipeline: pipeline.import_files(files), create=True)
         if as_json:
             _print_json(
                 {

@@ -89,6 +89,14 @@ def explain(
     return _Session(Path(db) if db is not None else None).explainer().explain(text, top=top)
 
 
+CAPTURE_CHARS = 200
+"""A captured value longer than this is cut in the hook's lines (the traceback shows it)."""
+
+
+def _shortened(text: str) -> str:
+    return text if len(text) <= CAPTURE_CHARS else f"{text[:CAPTURE_CHARS]}… ({len(text)} chars)"
+
+
 def _summary(answer: Explanation) -> str:
     if not answer.matches:
         return "errdex: no record of this error in the index."
@@ -98,7 +106,9 @@ def _summary(answer: Explanation) -> str:
         where = f"{record.repo} {record.file_path}:{record.line_number}"
         lines.append(f"errdex: {match.kind.value} match {record.id} at {where}")
         if match.captures:
-            values = ", ".join(f"{name} = {value!r}" for name, value in match.captures.items())
+            values = ", ".join(
+                f"{name} = {_shortened(repr(value))}" for name, value in match.captures.items()
+            )
             lines.append(f"  captured: {values}")
         if record.documentation:
             lines.append(f"  {record.documentation}")

@@ -64,7 +64,17 @@ def test_show_search_stats_after_import(cli, seed):
     assert stats["records"] == 1 and stats["byClass"] == {"ValueError": 1}
 
 
-def test_nothing_found_exits_1(cli):
+def test_a_missing_store_is_said_and_never_created(cli, db):
+    for command in (["show", "0123456789abcdef"], ["search", "x"], ["stats"], ["explain", "x"]):
+        result = cli(*command)
+        assert result.exit_code == 2 and f"no store at {db}" in result.output
+    assert not db.exists()
+
+
+def test_nothing_found_exits_1(cli, db):
+    from errdex.store.sqlite import SQLiteStore
+
+    SQLiteStore(db).close()  # an empty store
     assert cli("show", "0123456789abcdef").exit_code == 1
     assert cli("search", "anything").exit_code == 1
     assert cli("stats").exit_code == 1
@@ -204,6 +214,7 @@ def test_stdin_that_is_not_utf8_is_read_with_replacements(cli):
 
 
 def test_unreadable_inputs_are_usage_errors(cli, tmp_path):
+    cli("import", str(SEED_FILE))
     fake = tmp_path / "fake.log.gz"
     fake.write_text("not gzip")
     for command in ("scan", "import"):

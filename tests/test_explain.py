@@ -369,6 +369,21 @@ def test_install_twice_explains_once_and_covers_threads(seeded, db):
     assert result.stderr.count("errdex: exact match") == 2  # once per exception
 
 
+def test_the_hook_cuts_a_long_captured_value(seeded, db):
+    program = textwrap.dedent(
+        f"""
+        import errdex
+        errdex.install(db={str(db)!r})
+        raise ValueError("Unknown speculative phase: " + "x" * 100_000)
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    explained = result.stderr.rpartition("x" * 1000)[2]  # after the traceback's message
+    assert "errdex: exact match" in explained
+    assert "phase = 'xxx" in explained and re.search(r"… \(\d{5,} chars\)", explained)
+    assert len(explained) < 2000
+
+
 def test_a_missing_store_is_said_and_never_created(tmp_path):
     missing = tmp_path / "typo" / "errors.sqlite3"
     program = textwrap.dedent(
