@@ -224,3 +224,55 @@ def test_safe_url():
         "",
     ):
         assert pages.safe_url(bad) is None, bad
+
+
+def test_past_the_last_page_previous_leads_to_the_last(web_db, web_store):
+    client = Client(make_app(web_db, web_store, page_size=2))
+    html = page(client, "/search", params={"q": "alert", "page": 50})
+    previous = html.select_one("nav.pager a[rel='prev']")["href"]
+    assert parse_qs(urlsplit(previous).query)["page"] == ["2"]  # 4 records: 2 pages
+
+
+def test_a_paste_too_long_for_a_link_gets_none(client):
+    text = "ValueError: Unknown speculative phase: " + "y" * (pages.MAX_LINK_CHARS + 10)
+    response = client.post("/explain", data={"q": text})
+    assert response.status_code == 200
+    html = soup(response.text)
+    assert html.select_one("a.permalink") is None and "too long to share" in html.get_text()
+    short = page(client, "/explain", params={"q": "ValueError: x"})
+    assert short.select_one("a.permalink") is not None
+
+
+def test_head_requests_answer_like_get(client):
+    for path in ("/", "/healthz", "/search?q=alert", "/sources"):
+        response = client.request("HEAD", path)
+        assert response.status_code == 200, path
+        assert response.headers["x-content-type-options"] == "nosniff"
+
+
+def test_links_of_records_with_odd_repos_work(tmp_path, seed_text):
+    # A record may hold an empty repo or a long one (ingest and import accept both): the
+    # links its pages build must lead somewhere, not to a 422.
+    import json
+
+    from errdex.pipeline import Pipeline
+    from errdex.settings import Settings
+    from errdex.store.sqlite import SQLiteStore
+
+    lines = []
+    for number, repo in enumerate(("", "r" * 1200)):
+        envelope = json.loads(seed_text)
+        envelope["record"].update(id=f"{number:016x}", repo=repo)
+        lines.append(json.dumps(envelope))
+    data = tmp_path / "odd.jsonl"
+    data.write_text("\n".join(lines) + "\n")
+    db = tmp_path / "odd.sqlite3"
+    with SQLiteStore(db) as store:
+        Pipeline(Settings(db=db), store).import_files([data])
+        odd = Client(make_app(db, store))
+        for number in range(2):
+            record = page(odd, f"/e/{number:016x}")
+            for link in record.select("a[href^='/']"):
+                assert odd.get(link["href"]).status_code == 200, link["href"]
+        for link in page(odd, "/sources").select("td a"):
+            assert odd.get(link["href"]).status_code == 200, link["href"]

@@ -279,6 +279,9 @@ def api_router() -> APIRouter:
         version = await run_limited(services, lambda: services.read(lambda s: s.version()))
         return {"ok": True, "storeVersion": version}
 
+    # Uptime monitors often ask with HEAD.
+    router.add_api_route("/healthz", healthz, methods=["HEAD"], include_in_schema=False)
+
     @router.post("/api/ingest", tags=["ingest"], openapi_extra={"requestBody": INGEST_BODY})
     async def api_ingest(
         request: Request,

@@ -153,7 +153,7 @@ class ExplainContext(_Context):
 
     title: str
     text: str
-    permalink: str
+    permalink: str | None
     found: bool
     ambiguous: bool
     total: int
@@ -254,9 +254,17 @@ def search_href(params: Mapping[str, str | int | None]) -> str:
     return "/search" + ("?" + urlencode(kept) if kept else "")
 
 
-def explain_href(text: str) -> str:
-    """Return the shareable URL of an explanation."""
-    return "/explain?" + urlencode({"q": text})
+MAX_FIELD_CHARS = 2000
+"""The longest repo or class a page link may carry (a record's links must all work)."""
+
+MAX_LINK_CHARS = 8000
+"""The longest answer link offered: servers and proxies refuse longer request lines."""
+
+
+def explain_href(text: str) -> str | None:
+    """Return the shareable URL of an explanation (None for a paste too long to carry)."""
+    href = "/explain?" + urlencode({"q": text})
+    return href if len(href) <= MAX_LINK_CHARS else None
 
 
 def record_view(record: ErrorRecord) -> RecordView:
@@ -393,8 +401,11 @@ def _examples(services: Services, count: int = 4) -> list[Example]:
             _sample_value(part.style) if part.hole else part.text for part in template.parts
         )
         text = f"{record.error_class}: {message}"
+        href = explain_href(text)
+        if href is None:  # too long to be an example
+            continue
         seen.add(record.error_class)
-        examples.append(Example(text=text, href=explain_href(text)))
+        examples.append(Example(text=text, href=href))
         if len(examples) == count:
             break
     return examples
@@ -410,7 +421,7 @@ def pages_router() -> APIRouter:
     def templates_of(request: Request) -> Environment:
         return cast(Environment, request.app.state.templates)
 
-    @router.get("/")
+    @router.api_route("/", methods=["GET", "HEAD"])
     async def home(request: Request) -> HTMLResponse:
         services = services_of(request)
 
@@ -430,7 +441,7 @@ def pages_router() -> APIRouter:
         answer = await explain_text(services, text, top=5)
         return render_page(templates_of(request), "explain.html", _explain_context(answer, text))
 
-    @router.get("/explain")
+    @router.api_route("/explain", methods=["GET", "HEAD"])
     async def explain_get(
         request: Request, q: Annotated[str, Query(description="The pasted text.")] = ""
     ) -> HTMLResponse:
@@ -440,7 +451,7 @@ def pages_router() -> APIRouter:
     async def explain_post(request: Request, q: Annotated[str, Form()] = "") -> HTMLResponse:
         return await explain_page(request, q)
 
-    @router.get("/e/{record_id}")
+    @router.api_route("/e/{record_id}", methods=["GET", "HEAD"])
     async def record_page(request: Request, record_id: str) -> HTMLResponse:
         services = services_of(request)
 
@@ -459,13 +470,13 @@ def pages_router() -> APIRouter:
         )
         return render_page(templates_of(request), "record.html", context)
 
-    @router.get("/search")
+    @router.api_route("/search", methods=["GET", "HEAD"])
     async def search_page(
         request: Request,
         q: Annotated[str, Query(max_length=1000)] = "",
-        repo: Annotated[str, Query(max_length=300)] = "",
+        repo: Annotated[str, Query(max_length=MAX_FIELD_CHARS)] = "",
         error_type: Annotated[str, Query(alias="errorType", max_length=100)] = "",
-        error_class: Annotated[str, Query(alias="errorClass", max_length=300)] = "",
+        error_class: Annotated[str, Query(alias="errorClass", max_length=MAX_FIELD_CHARS)] = "",
         language: Annotated[str, Query(max_length=50)] = "",
         page: Annotated[int, Query(ge=1, le=10_000)] = 1,
     ) -> HTMLResponse:
@@ -522,12 +533,13 @@ def pages_router() -> APIRouter:
             pages=pages,
             results=[result_view(record) for record in records],
             facets=facets,
-            prev_href=search_href(current | {"page": page - 1}) if page > 1 else None,
+            # Past the last page, "previous" leads to the last one.
+            prev_href=search_href(current | {"page": min(page - 1, pages)}) if page > 1 else None,
             next_href=search_href(current | {"page": page + 1}) if page < pages else None,
         )
         return render_page(templates_of(request), "search.html", context)
 
-    @router.get("/sources")
+    @router.api_route("/sources", methods=["GET", "HEAD"])
     async def sources_page(request: Request) -> HTMLResponse:
         services = services_of(request)
         sources = await run_limited(services, lambda: services.read(lambda s: s.sources()))
@@ -547,9 +559,9 @@ def pages_router() -> APIRouter:
         )
         return render_page(templates_of(request), "sources.html", context)
 
-    @router.get("/source")
+    @router.api_route("/source", methods=["GET", "HEAD"])
     async def source_page(
-        request: Request, repo: Annotated[str, Query(min_length=1, max_length=300)]
+        request: Request, repo: Annotated[str, Query(max_length=MAX_FIELD_CHARS)]
     ) -> HTMLResponse:
         services = services_of(request)
         limit = services.options.source_limit
