@@ -217,6 +217,18 @@ def test_an_internal_error_answers_500_with_the_security_headers(web_db, web_sto
         assert response.headers["x-frame-options"] == "DENY"
 
 
+def test_a_store_that_cannot_be_read_is_503(web_db, web_store, monkeypatch):
+    from errdex.errors import StoreError
+
+    app = make_app(web_db, web_store)
+
+    def locked(query):
+        raise StoreError("search failed: database is locked")
+
+    monkeypatch.setattr(app.state.services, "search", locked)
+    assert_error(Client(app).get("/api/records", params={"q": "x"}), 503, "store")
+
+
 def test_a_lone_surrogate_is_refused_not_a_500(client):
     body = b'{"text": "ValueError: \\ud800"}'
     response = client.post(

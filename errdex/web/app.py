@@ -24,7 +24,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from errdex import __version__
-from errdex.errors import ErrdexError, RecordNotFoundError
+from errdex.errors import ErrdexError, RecordNotFoundError, StoreError
 from errdex.settings import Settings
 from errdex.store.base import RecordStore
 from errdex.web.api import api_router
@@ -241,7 +241,14 @@ def create_app(
 
     async def errdex_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ErrdexError)
-        status = 404 if isinstance(exc, RecordNotFoundError) else 400
+        # A store that cannot be read is the server's trouble, not the request's.
+        status = (
+            404
+            if isinstance(exc, RecordNotFoundError)
+            else 503
+            if isinstance(exc, StoreError)
+            else 400
+        )
         if _wants_json(request.scope):
             return JSONResponse(
                 error_body(str(exc), status=status, code=exc.code), status_code=status
