@@ -92,9 +92,34 @@ EngineOption = Annotated[
 T = TypeVar("T")
 
 
+class _Console(Console):
+    """A console whose reader going away (``errdex search x | head``) ends the command quietly."""
+
+    def on_broken_pipe(self) -> None:
+        _reader_gone()
+
+
+def _reader_gone() -> NoReturn:
+    """Stop quietly because the reader of stdout went away, as other tools do.
+
+    Python would complain when it flushes stdout at exit: stdout goes to /dev/null first.
+    """
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    raise typer.Exit(EXIT_BROKEN_PIPE)
+
+
+@contextmanager
+def _to_stdout() -> Iterator[None]:
+    """Writes to stdout: a reader that goes away ends the command quietly."""
+    try:
+        yield
+    except BrokenPipeError:
+        _reader_gone()
+
+
 def _stdout() -> Console:
     # No markup: what is printed holds mined paths, repos and messages ("a[/]b.py").
-    return Console(highlight=False, markup=False)
+    return _Console(highlight=False, markup=False)
 
 
 def _stderr() -> Console:
@@ -119,11 +144,6 @@ def _errors() -> Iterator[None]:
         _fail(str(exc), EXIT_USAGE)
     except KeyboardInterrupt:
         _fail("interrupted", 130)
-    except BrokenPipeError:
-        # The reader went away (`errdex export | head`): stop quietly, as other tools do,
-        # and keep Python from complaining when it flushes stdout at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise typer.Exit(EXIT_BROKEN_PIPE) from None
     except Exception as exc:
         if os.environ.get("ERRDEX_DEBUG"):
             raise
@@ -142,7 +162,8 @@ def _settings(config: Path | None, **flags: Any) -> Settings:
 
 
 def _print_json(data: Any) -> None:
-    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    with _to_stdout():
+        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
 def _with_store(settings: Settings, action: Callable[[Pipeline], T], *, create: bool = False) -> T:
@@ -359,7 +380,8 @@ def export(
 
         def run(pipeline: Pipeline) -> int:
             if out is None:
-                return pipeline.export(sys.stdout, flavour=fmt, repo=repo)
+                with _to_stdout():
+                    return pipeline.export(sys.stdout, flavour=fmt, repo=repo)
             import gzip
 
             tmp = out.with_name(out.name + ".part")
@@ -477,7 +499,9 @@ def _read_input(text: str | None, file: Path | None) -> str:
 
 def _stdin() -> IO[str]:
     """Standard input as UTF-8 text, a byte that is not UTF-8 read as U+FFFD (as files are)."""
-    return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    if isinstance(sys.stdin, io.TextIOWrapper):
+        sys.stdin.reconfigure(encoding="utf-8", errors="replace")
+    return sys.stdin
 
 
 def _readable(path: Path) -> bool:

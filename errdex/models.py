@@ -144,10 +144,9 @@ Timestamp = Annotated[
 RecordId = Annotated[str, Field(pattern=r"^[0-9a-f]{16}$")]
 
 MAX_LINE = 2**31 - 1
-"""The highest line number a record may name (indexes keep lines as 32-bit numbers)."""
-
-LineNumber = Annotated[int, Field(ge=1, le=MAX_LINE)]
-"""A line of a file, counted from 1."""
+"""The highest line a record brought in may name (:func:`errdex.store.jsonl.parse_line`
+refuses others: indexes keep lines as 32-bit numbers). Records already stored are read as
+they are."""
 
 
 class _Model(BaseModel):
@@ -438,10 +437,10 @@ class SeedRecord(_Model):
     http_status: int | None = None
     severity: Severity
     file_path: str
-    line_number: LineNumber
+    line_number: int = Field(ge=1)
     source_code: str
-    source_code_start: LineNumber
-    source_code_end: LineNumber
+    source_code_start: int = Field(ge=1)
+    source_code_end: int = Field(ge=1)
     github_url: str | None = None
     documentation: str = ""
     trigger_scenarios: str = ""
@@ -506,7 +505,7 @@ class ErrorRecord(SeedRecord):
     opaque: bool = False
     message_line: int | None = None
     message_end_line: int | None = None
-    end_line_number: int | None = Field(default=None, le=MAX_LINE)
+    end_line_number: int | None = None
     function: str | None = None
     function_start: int | None = None
     function_end: int | None = None

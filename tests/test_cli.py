@@ -238,26 +238,56 @@ def test_export_never_clobbers_a_file_when_it_has_nothing_to_write(cli, tmp_path
     assert result.exit_code == 2 and "cannot write" in result.output
 
 
-def test_an_ascii_terminal_and_a_closed_pipe_are_not_failures(tmp_path, seed):
+def test_an_ascii_terminal_and_a_closed_pipe_are_not_failures(tmp_path, seed, seed_text):
     import subprocess
     import sys
 
     db = tmp_path / "s.sqlite3"
     env = {"PATH": "/usr/bin:/bin", "ERRDEX_DB": str(db), "PYTHONIOENCODING": "ascii"}
     run = [sys.executable, "-m", "errdex"]
-    subprocess.run([*run, "import", str(SEED_FILE)], env=env, check=True, capture_output=True)
-    shown = subprocess.run([*run, "show", seed["record"]["id"]], env=env, capture_output=True)
+    many = tmp_path / "many.jsonl"  # far more than a pipe holds
+    copies = []
+    for number in range(40):
+        envelope = json.loads(seed_text)
+        envelope["record"]["id"] = f"{number:016x}"
+        copies.append(json.dumps(envelope))
+    many.write_text("\n".join(copies) + "\n")
+    subprocess.run([*run, "import", str(many)], env=env, check=True, capture_output=True)
+    shown = subprocess.run([*run, "show", f"{0:016x}"], env=env, capture_output=True)
     assert shown.returncode == 0, shown.stderr
-    assert b"\\u2771" in shown.stdout or b"\\u" in shown.stdout  # the snippet's marker, escaped
-    head = subprocess.Popen(
-        f"{sys.executable} -m errdex export --format full | head -c 10",
-        shell=True,
-        env=env,
-        stderr=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-    )
-    _, errors = head.communicate(timeout=60)
-    assert b"internal error" not in errors and b"BrokenPipe" not in errors
+    assert b"\\u2771" in shown.stdout  # the snippet's marker, escaped
+    for command in (["export"], ["export", "--format", "seed"]):
+        reader = subprocess.Popen(
+            [*run, *command], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        assert reader.stdout.read(10)
+        reader.stdout.close()  # the reader goes away, as `| head -c 10` does
+        errors = reader.stderr.read()
+        reader.stderr.close()
+        assert reader.wait(timeout=60) == 141, (command, errors)
+        assert errors == b"", (command, errors)
+
+
+def test_a_broken_pipe_that_is_not_stdout_is_an_internal_error(cli, tmp_path, monkeypatch):
+    from errdex.pipeline import Pipeline
+
+    def git_died(self, source, **kwargs):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(Pipeline, "mine", git_died)
+    (tmp_path / "src").mkdir()
+    result = cli("mine", str(tmp_path / "src"))
+    assert result.exit_code == 3 and "internal error: BrokenPipeError" in result.output
+
+
+def test_stdin_without_a_byte_buffer_is_read_as_it_is(monkeypatch):
+    import io
+    import sys
+
+    from errdex import cli as cli_module
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("ValueError: x\n"))
+    assert cli_module._stdin().read() == "ValueError: x\n"
 
 
 def test_config_at_the_top_level_and_in_the_table_merge(tmp_path, monkeypatch):

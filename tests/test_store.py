@@ -290,3 +290,20 @@ def test_opening_a_store_never_waits_for_a_writer(tmp_path):
     finally:
         writer.execute("ROLLBACK")
         writer.close()
+
+
+def test_a_stored_line_past_32_bits_is_still_read(tmp_path):
+    # Import and ingest refuse such lines now; a store an older errdex filled may hold them.
+    from errdex.match.explain import Explainer
+
+    far = seed_envelope().record.model_copy(update={"line_number": 2**40, "id": "f" * 16})
+    info = SourceInfo(key="old", repo="old", kind="import")
+    path = tmp_path / "s.sqlite3"
+    with SQLiteStore(path) as store:
+        store.replace_source(
+            info, [far], problems=[], report=RunReport(source=info), dataset_version=utc_now()
+        )
+        assert store.get("f" * 16)[0].record.line_number == 2**40
+        assert store.search(SearchQuery(text="speculative"))[1] == 1
+        answer = Explainer.for_database(store, path).explain(far.error_message)
+        assert answer.matches and answer.matches[0].record.line_number == 2**40

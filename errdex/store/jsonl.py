@@ -19,7 +19,7 @@ from typing import IO, Any
 from pydantic import ValidationError
 
 from errdex.errors import RecordFormatError
-from errdex.models import SEED_KEYS, ErrorRecord, RecordEnvelope
+from errdex.models import MAX_LINE, SEED_KEYS, ErrorRecord, RecordEnvelope
 
 
 class RecordFormat(str, Enum):
@@ -100,6 +100,20 @@ def parse_line(
     except (ValueError, ValidationError) as exc:
         reason = _describe(exc)
         raise RecordFormatError(f"{path}:{number}: {reason}", path=path, line=number) from exc
+    record = envelope.record
+    for key, value in (
+        ("lineNumber", record.line_number),
+        ("sourceCodeStart", record.source_code_start),
+        ("sourceCodeEnd", record.source_code_end),
+        ("endLineNumber", record.end_line_number),
+    ):
+        if value is not None and value > MAX_LINE:
+            raise RecordFormatError(
+                f"{path}:{number}: record.{key}: {value} is past the last line a record may"
+                f" name ({MAX_LINE})",
+                path=path,
+                line=number,
+            )
     return envelope, flavour
 
 

@@ -7,6 +7,8 @@ HTTP exceptions and turned into the one error shape by the application's handler
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hmac
 import threading
 from collections.abc import Callable
@@ -14,7 +16,6 @@ from enum import Enum
 from typing import Annotated, Any, TypeVar, cast
 
 import anyio
-import anyio.from_thread
 import anyio.to_thread
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -84,6 +85,7 @@ async def run_limited(services: Services, action: Callable[[], T]) -> T:
     does: the limit on work running at once holds for abandoned work too.
     """
     limiter = services.limiter
+    loop = asyncio.get_running_loop()  # the server runs on asyncio (uvicorn)
     slot = object()  # the borrower of one slot: released by whoever sees the work end last
     handoff = threading.Lock()
     state = "waiting"  # then running, done; or dropped (never started), abandoned (running)
@@ -100,7 +102,9 @@ async def run_limited(services: Services, action: Callable[[], T]) -> T:
             with handoff:
                 release_here, state = state == "abandoned", "done"
             if release_here:
-                anyio.from_thread.run_sync(limiter.release_on_behalf_of, slot)
+                # Without waiting: the loop may be closing (then the slot dies with it).
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(limiter.release_on_behalf_of, slot)
 
     with anyio.move_on_after(services.options.time_limit) as scope:
         await limiter.acquire_on_behalf_of(slot)
