@@ -118,6 +118,44 @@ def test_identical_templates_are_reported_as_ambiguous_until_a_frame_decides(cli
         assert answer["matches"][0]["record"]["filePath"] == "models/m3/modeling.py", mention
 
 
+def test_a_chained_error_raised_near_the_first_one_is_the_last_ones(cli, tmp_path):
+    # `except KeyError: raise LookupError(...)` two lines below the failing lookup: the
+    # KeyError's frame is near the LookupError's site, which must still be the answer.
+    body = (
+        "def lookup(table, key):\n"
+        "    try:\n"
+        "        return table[key]\n"
+        "    except KeyError:\n"
+        '        raise LookupError(f"Key {key!r} not found in table")\n'
+    )
+    src = tmp_path / "proj"
+    make_repo(src, {"pkg/cfg.py": body})
+    cli("mine", str(src))
+    path = src / "pkg" / "cfg.py"
+    text = textwrap.dedent(
+        f"""\
+        Traceback (most recent call last):
+          File "{path}", line 3, in lookup
+            return table[key]
+                   ~~~~~^^^^^
+        KeyError: 'zz'
+
+        During handling of the above exception, another exception occurred:
+
+        Traceback (most recent call last):
+          File "<string>", line 3, in <module>
+          File "{path}", line 5, in lookup
+            raise LookupError(f"Key {{key!r}} not found in table")
+        LookupError: Key 'zz' not found in table
+        """
+    )
+    result = cli("explain", text, "--json")
+    assert result.exit_code == 0, result.output
+    best = json.loads(result.output)["matches"][0]
+    assert best["kind"] == "exact" and best["record"]["lineNumber"] == 5
+    assert list(best["captures"].values()) == ["'zz'"]
+
+
 def test_text_a_class_appends_after_the_message_still_finds_the_site(cli, tmp_path):
     # pydantic's errors end with "For further information visit …", a paragraph of their own
     # that the raise site does not write.

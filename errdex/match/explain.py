@@ -279,11 +279,13 @@ class Explainer:
         candidates: dict[int, _Candidate] = {}
         primary = len(parsed.errors) - 1
         lead = _logged_message(parsed, text)
-        for number, error in enumerate(parsed.errors):
-            if number == primary:
-                self._collect(number, error, candidates, text, lead)
-            else:
-                self._collect(number, error, candidates, "", "")
+        # The error the paste ends with first: a record its message matches is its, even when
+        # an earlier error of the chain has a frame near that record's line (the
+        # ``except KeyError: raise LookupError(...)`` a few lines below the failing lookup).
+        if parsed.errors:
+            self._collect(primary, parsed.errors[primary], candidates, text, lead)
+        for number in range(primary - 1, -1, -1):
+            self._collect(number, parsed.errors[number], candidates, "", "")
         plain: dict[tuple[int, int, bool, str, bool], _Candidate] = {}
         for candidate in candidates.values():
             self._score(candidate, parsed.errors[candidate.error], plain)
