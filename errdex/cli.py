@@ -12,7 +12,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Annotated, Any, NoReturn, TypeVar
@@ -32,7 +32,7 @@ from rich.text import Text
 
 from errdex import __version__
 from errdex.analyze.writer import ensure_envelope
-from errdex.errors import ErrdexError, RecordNotFoundError
+from errdex.errors import ErrdexError, ExtractionError, RecordNotFoundError
 from errdex.extract.files import Source
 from errdex.match.explain import Explainer, Explanation
 from errdex.match.scan import ScanGroup, ScanReport
@@ -99,6 +99,23 @@ class _Console(Console):
         _reader_gone()
 
 
+def _refuse_clashes(sources: Sequence[Source]) -> None:
+    """Refuse two sources of one run that would be stored as one (two directories ``pkg``).
+
+    The second would replace the first's records; naming them apart is the user's choice.
+    """
+    seen: dict[str, str | None] = {}
+    for source in sources:
+        info = source.info
+        if info.key in seen and seen[info.key] != info.location:
+            _fail(
+                f"{seen[info.key]} and {info.location} would both be stored as {info.key!r}:"
+                " mine them one at a time with --repo NAME to keep both",
+                EXIT_USAGE,
+            )
+        seen[info.key] = info.location
+
+
 def _reader_gone() -> NoReturn:
     """Stop quietly because the reader of stdout went away, as other tools do.
 
@@ -140,6 +157,9 @@ def _errors() -> Iterator[None]:
         raise
     except RecordNotFoundError as exc:
         _fail(str(exc), EXIT_NOT_FOUND)
+    except ExtractionError as exc:  # --strict: say which file
+        where = f"{exc.path}:{exc.line}" if exc.line else exc.path
+        _fail(f"{where}: {exc}", EXIT_USAGE)
     except ErrdexError as exc:
         _fail(str(exc), EXIT_USAGE)
     except KeyboardInterrupt:
@@ -286,6 +306,7 @@ def mine(
                 from errdex.extract.packages import installed_sources
 
                 chosen.extend(installed_sources())
+            _refuse_clashes(chosen)
             reports: list[RunReport] = []
             with _progress(_stderr(), auto_refresh=False) as progress:
                 refresh = _refreshed(progress)

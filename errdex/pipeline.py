@@ -482,6 +482,9 @@ class Pipeline:
             and not extraction.files
             and set(hits) == set(cached)
             and (previous[0].sha, previous[0].version) == (info.sha, info.version)
+            # A problem that went away (a broken file deleted) or came (a file grown too
+            # large) changes what the store says even when no mined file changed.
+            and set(problems) == set(last.problems)
         ):
             # Nothing changed since the last run: keep its records, reuse its counts.
             report = last.model_copy(

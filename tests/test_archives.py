@@ -640,3 +640,21 @@ def test_wholly_refused_pypi_archive_exits_2_with_one_line(cli, cache_dir):
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1
     assert "pypi:huge==1.0" in lines[0] and "refused" in lines[0] and "cap" in lines[0]
+
+
+def test_a_wheels_purelib_files_are_mined_where_they_install(box, tmp_path):
+    # NAME.data/purelib/pkg/api.py installs as pkg/api.py (tracebacks show that path);
+    # NAME.data/scripts are not the package's source.
+    archive = make_zip(
+        box.inbox / "p-1.0-py3-none-any.whl",
+        [
+            ("p-1.0.data/purelib/p/api.py", b'raise ValueError("from purelib")\n'),
+            ("p-1.0.data/scripts/tool.py", b'raise ValueError("a script")\n'),
+            ("p/core.py", b'raise ValueError("from the root")\n'),
+        ],
+    )
+    _, _, report, records = box.mine(archive, tmp_path)
+    assert sorted((r.file_path, r.error_message) for r in records) == [
+        ("p/api.py", "from purelib"),
+        ("p/core.py", "from the root"),
+    ]

@@ -136,13 +136,70 @@ def test_bad_files_become_problems_and_the_rest_is_mined(cli, tmp_path, monkeypa
     assert json.loads(problems.output)["problems"] == 4
 
 
+def test_odd_files_and_names_are_problems_not_a_crash_or_a_hang(cli, tmp_path, monkeypatch):
+    # File names that are not UTF-8, a fifo named *.py (reading it would block for ever) and
+    # a directory that cannot be listed: each is reported, the rest is mined.
+    src = tmp_path / "proj"
+    (src / "secret").mkdir(parents=True)
+    (src / "ok.py").write_text('raise ValueError("fine")\n')
+    os.mkfifo(src / "pipe.py")
+    raw = os.fsencode(src)
+    with open(raw + b"/bad\xff.py", "wb") as handle:
+        handle.write(b"def broken(:\n")
+    with open(raw + b"/w\xe9ird.py", "wb") as handle:
+        handle.write(b'raise KeyError("weird name")\n')
+    walk = os.walk
+
+    def walk_failing_on_secret(top, onerror=None, **kwargs):
+        for directory, subdirectories, names in walk(top, onerror=onerror, **kwargs):
+            if "secret" in subdirectories:
+                subdirectories.remove("secret")
+                onerror(PermissionError(13, "Permission denied", os.path.join(directory, "secret")))
+            yield directory, subdirectories, names
+
+    monkeypatch.setattr("errdex.extract.files.os.walk", walk_failing_on_secret)
+    result = cli("mine", str(src), "--json")
+    assert result.exit_code == 0, result.output
+    kinds = {p["path"]: (p["kind"], p["message"]) for p in json.loads(result.output)["problems"]}
+    assert kinds["pipe.py"] == ("unreadable", "not a regular file")
+    assert kinds["bad\\xff.py"][0] == "syntax-error"
+    assert kinds["secret"] == ("unreadable", "cannot list the directory: Permission denied")
+    paths = sorted(r["filePath"] for r in records_of(cli))
+    assert paths == ["ok.py", "w\\xe9ird.py"]
+
+
+def test_a_problem_gone_or_come_is_written_even_when_no_file_changed(cli, tmp_path, monkeypatch):
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "ok.py").write_text('raise ValueError("fine")\n')
+    (src / "bad.py").write_text("def broken(:\n")
+    assert cli("mine", str(src)).exit_code == 0
+    (src / "bad.py").unlink()
+    report = json.loads(cli("mine", str(src), "--json").output)
+    assert report["problems"] == []
+    assert json.loads(cli("stats", "--json").output)["problems"] == 0
+    (src / "big.py").write_text("x = 1\n" * 300)
+    monkeypatch.setenv("ERRDEX_MAX_FILE_BYTES", "1000")
+    report = json.loads(cli("mine", str(src), "--json").output)
+    assert [p["path"] for p in report["problems"]] == ["big.py"]
+    assert json.loads(cli("stats", "--json").output)["problems"] == 1
+
+
+def test_two_directories_of_one_name_in_one_run_are_refused(cli, tmp_path):
+    for parent in ("x", "y"):
+        (tmp_path / parent / "pkg").mkdir(parents=True)
+        (tmp_path / parent / "pkg" / "m.py").write_text(f'raise ValueError("from {parent}")\n')
+    result = cli("mine", str(tmp_path / "x" / "pkg"), str(tmp_path / "y" / "pkg"))
+    assert result.exit_code == 2 and "both be stored as 'pkg'" in result.output
+
+
 def test_strict_stops_at_the_first_bad_file(cli, tmp_path):
     src = tmp_path / "proj"
     src.mkdir()
     (src / "syntax.py").write_text("def broken(:\n")
     result = cli("mine", str(src), "--strict")
     assert result.exit_code == 2
-    assert "syntax error" in result.output
+    assert "syntax.py:1: syntax error" in result.output
 
 
 def test_strict_with_worker_processes_reports_the_file_not_a_broken_pool(cli, tmp_path):

@@ -41,7 +41,13 @@ from typing import IO, Any, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from errdex.errors import SourceError
-from errdex.extract.files import SKIPPED_DIRECTORIES, SourceFile, read_file, wants_file
+from errdex.extract.files import (
+    SKIPPED_DIRECTORIES,
+    SourceFile,
+    read_file,
+    text_path,
+    wants_file,
+)
 from errdex.models import Problem, ProblemKind, SourceInfo
 from errdex.settings import Settings
 
@@ -172,6 +178,8 @@ def safe_member_path(name: str) -> str:
     """
     if any(ord(char) < 32 or ord(char) == 127 for char in name):
         raise ValueError("control character in the entry name")
+    if any("\udc80" <= char <= "\udcff" for char in name):  # tarfile's surrogateescape
+        raise ValueError("entry name is not UTF-8")
     if "\\" in name:
         raise ValueError("backslash in the entry name")
     if name.startswith("/"):
@@ -201,7 +209,7 @@ class _Tree:
         self._seen: set[str] = set()
 
     def refuse(self, name: str, error: _EntryRefusedError) -> None:
-        self.problems.append(Problem(path=name, kind=error.kind, message=str(error)))
+        self.problems.append(Problem(path=text_path(name), kind=error.kind, message=str(error)))
 
     def _place(self, rel: str) -> Path:
         path = self.root.joinpath(*rel.split("/"))
@@ -564,6 +572,10 @@ def unpack_archive(archive: Path, target: Path, *, limits: ArchiveLimits) -> Unp
     return result
 
 
+_WHEEL_DATA = re.compile(r"[^/]+\.data/(?:(?:purelib|platlib)/(?P<rest>.+)|.*)\Z", re.DOTALL)
+"""A wheel's ``.data`` directory entry; ``rest`` is where a purelib or platlib file installs."""
+
+
 def _skipped(rel: str) -> bool:
     parents = PurePosixPath(rel).parts[:-1]
     return any(part in SKIPPED_DIRECTORIES or part.endswith(".egg-info") for part in parents)
@@ -603,7 +615,10 @@ class ArchiveSource:
 
     def _relative(self, path: str) -> str | None:
         if not self.prefix:
-            return path
+            data = _WHEEL_DATA.match(path)
+            # A wheel's NAME.data/purelib/pkg/x.py installs as pkg/x.py; its scripts, headers
+            # and data are not the package's importable source.
+            return path if data is None else data["rest"]
         head = self.prefix + "/"
         return path[len(head) :] if path.startswith(head) else None
 
@@ -638,12 +653,12 @@ class ArchiveSource:
             ):
                 continue
             found[problem.path] = SourceFile(problem.path, None, problem.kind, problem.message)
-        root = self.root
         for name in self.unpacked.files:
             rel = self._relative(name)
             if rel is None or _skipped(rel) or not wants_file(rel, wanted, include_tests):
                 continue
             # A file wins over a refused duplicate of the same name: its bytes are real.
-            found[rel] = read_file(root.joinpath(*rel.split("/")), rel, max_bytes)
+            where = self.tree.joinpath(*name.split("/"))  # rel may differ (a wheel's .data)
+            found[rel] = read_file(where, rel, max_bytes)
         for path in sorted(found):
             yield found[path]

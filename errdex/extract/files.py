@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -161,8 +162,13 @@ class DirectorySource:
     def files(
         self, *, wanted: tuple[str, ...], max_bytes: int, include_tests: bool
     ) -> Iterator[SourceFile]:
-        """Walk the directory and yield the wanted files (see :class:`Source`)."""
-        for directory, subdirectories, names in os.walk(self.root):
+        """Walk the directory and yield the wanted files (see :class:`Source`).
+
+        A directory that cannot be listed is a problem of its own (its files are unknown).
+        """
+        failed: list[OSError] = []
+        for directory, subdirectories, names in os.walk(self.root, onerror=failed.append):
+            yield from self._unlisted(failed)
             subdirectories[:] = sorted(
                 d
                 for d in subdirectories
@@ -172,10 +178,30 @@ class DirectorySource:
             )
             for name in sorted(names):
                 full = os.path.join(directory, name)
-                rel = Path(full).relative_to(self.root).as_posix()
+                rel = text_path(Path(full).relative_to(self.root).as_posix())
                 if not wants_file(rel, wanted, include_tests) or os.path.islink(full):
                     continue
                 yield read_file(Path(full), rel, max_bytes)
+        yield from self._unlisted(failed)
+
+    def _unlisted(self, failed: list[OSError]) -> Iterator[SourceFile]:
+        for error in failed:
+            where = Path(str(error.filename or self.root))
+            rel = where.relative_to(self.root).as_posix() if where != self.root else "."
+            detail = f"cannot list the directory: {error.strerror or error}"
+            yield SourceFile(text_path(rel), None, ProblemKind.UNREADABLE, detail)
+        failed.clear()
+
+
+def text_path(path: str) -> str:
+    r"""A path as text: bytes of a name that are not UTF-8 become escapes (``ÿ``).
+
+    Names come from the file system and from git as bytes; Python keeps the bytes that are not
+    UTF-8 as lone surrogates, which no store, JSON or terminal can hold.
+    """
+    if path.isascii():
+        return path
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def read_file(path: Path, rel: str, max_bytes: int) -> SourceFile:
@@ -190,9 +216,11 @@ def read_file(path: Path, rel: str, max_bytes: int) -> SourceFile:
         The file with its bytes, or with the problem that stopped the read.
     """
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            return _too_large(rel, size, max_bytes)
+        status = path.stat()
+        if not stat.S_ISREG(status.st_mode):  # a fifo or a device would block or never end
+            return SourceFile(rel, None, ProblemKind.UNREADABLE, "not a regular file")
+        if status.st_size > max_bytes:
+            return _too_large(rel, status.st_size, max_bytes)
         return SourceFile(rel, path.read_bytes())
     except OSError as exc:
         return SourceFile(rel, None, ProblemKind.UNREADABLE, exc.strerror or str(exc))
@@ -301,7 +329,7 @@ class GitSource:
                 continue
             header, _, raw_path = entry.partition(b"\t")
             mode, kind, obj, size = header.split()
-            path = raw_path.decode("utf-8", "surrogateescape")
+            path = text_path(raw_path.decode("utf-8", "surrogateescape"))
             # Symlinks (120000) and submodules (commit) are not files of this revision.
             if kind != b"blob" or mode == b"120000" or not wants_file(path, wanted, include_tests):
                 continue
