@@ -156,6 +156,73 @@ def test_a_chained_error_raised_near_the_first_one_is_the_last_ones(cli, tmp_pat
     assert list(best["captures"].values()) == ["'zz'"]
 
 
+def test_aliases_variables_helpers_groups_and_filenames_find_their_site(cli, tmp_path):
+    files = {
+        "pkg/errors.py": "class Problem(Exception):\n    pass\n",
+        "pkg/api.py": (
+            "from pkg.errors import Problem as AliasProblem\n"
+            "\n"
+            "def load(name):\n"
+            '    raise AliasProblem(f"cannot load {name} today")\n'
+            "\n"
+            "def fail(message):\n"
+            "    raise ValueError(message)\n"
+            "\n"
+            "def check(value):\n"
+            '    fail(f"{value!r} is not a valid integer for this option")\n'
+            "\n"
+            "def gather():\n"
+            '    raise ExceptionGroup("worker failures happened here", [ValueError()])\n'
+            "\n"
+            "def read(path):\n"
+            '    raise FileNotFoundError(2, "Config file not found anywhere", path)\n'
+        ),
+    }
+    src = tmp_path / "proj"
+    make_repo(src, files)
+    cli("mine", str(src))
+    api = src / "pkg" / "api.py"
+
+    def best(text):
+        answer = json.loads(cli("explain", text, "--json").output)
+        return answer["matches"][0]
+
+    alias = best("pkg.errors.Problem: cannot load cfg today")
+    assert alias["kind"] == "exact" and alias["record"]["errorClass"] == "Problem"
+    # The caller's frame is a line off (another version of the file); the helper's frame is
+    # innermost and at its `raise ValueError(message)`: the specific message must still win.
+    helper = best(
+        textwrap.dedent(
+            f"""\
+            Traceback (most recent call last):
+              File "{api}", line 11, in check
+                fail(f"{{value!r}} is not a valid integer for this option")
+              File "{api}", line 7, in fail
+                raise ValueError(message)
+            ValueError: 'abc' is not a valid integer for this option
+            """
+        )
+    )
+    assert helper["kind"] == "exact" and helper["record"]["lineNumber"] == 10
+    exc = textwrap.dedent(
+        """\
+        def fail(message, exc=ValueError):
+            raise exc(message)
+
+        def check(name):
+            fail(f"the name {name} is already taken by another")
+        """
+    )
+    make_repo(tmp_path / "vars", {"vars/core.py": exc})
+    cli("mine", str(tmp_path / "vars"))
+    variable = best("TypeError: the name x is already taken by another")
+    assert variable["kind"] == "exact" and variable["record"]["filePath"] == "vars/core.py"
+    group = best("ExceptionGroup: worker failures happened here (1 sub-exception)")
+    assert group["kind"] == "exact" and group["record"]["lineNumber"] == 13
+    missing = best("FileNotFoundError: [Errno 2] Config file not found anywhere: '/etc/x.yaml'")
+    assert missing["kind"] == "exact" and missing["record"]["lineNumber"] == 16
+
+
 def test_text_a_class_appends_after_the_message_still_finds_the_site(cli, tmp_path):
     # pydantic's errors end with "For further information visit …", a paragraph of their own
     # that the raise site does not write.

@@ -3435,7 +3435,22 @@ class _Linker:
                 ordered.append((item.line, len(ordered), item))
             ordered.sort(key=lambda entry: (entry[0], entry[1]))
             sites.extend(item for _, _, item in ordered)
-        return self.complete_facts(sites)
+        return self.complete_facts([self.unaliased(site) for site in sites])
+
+    def unaliased(self, site: RaiseSite) -> RaiseSite:
+        """Give a site the class's own name when the code raises it by an import alias.
+
+        ``from .exceptions import JSONDecodeError as RequestsJSONDecodeError`` then ``raise
+        RequestsJSONDecodeError(...)``: a traceback prints ``JSONDecodeError``.
+        """
+        imports = self.modules[self.module_of[site.path]].exports.get("imports")
+        target = imports.get(site.error_class) if isinstance(imports, dict) else None
+        if not isinstance(target, str):
+            return site
+        real = target.rpartition(".")[2]
+        if real == site.error_class or not real[:1].isupper():
+            return site
+        return site.model_copy(update={"error_class": real})
 
     # -- code facts (#5) -------------------------------------------------------------------
 

@@ -80,6 +80,17 @@ def same_class(pasted: str, recorded: str) -> bool:
     return _ALIASES.get(pasted, pasted) == _ALIASES.get(recorded, recorded)
 
 
+def _names_a_class(name: str) -> bool:
+    """Whether a record's class is a class's name, not a variable or helper the code raises.
+
+    ``raise exc(msg)`` (a parameter whose default is the class) and ``raise
+    self._undefined_exception(msg)`` give records whose "class" a traceback never prints, so a
+    pasted class is no contradiction of them. Class names begin with a capital letter.
+    """
+    last = name.rsplit(".", 1)[-1]
+    return last[:1].isupper()
+
+
 _CLASSLESS = (".go", ".rs")
 """Sources whose errors carry no class a trace prints: Go shows ``panic:`` or nothing, Rust's
 ``main`` prints ``Error:`` whatever the error type, so a different pasted class is no
@@ -87,6 +98,9 @@ contradiction."""
 
 _LEVELS = frozenset({"CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "EXCEPTION"})
 _ERRNO = re.compile(r"^\[(?:Errno|WinError) -?\d+\] ")
+_FILENAME = re.compile(r": '(?:[^'\\]|\\.)*'(?: -> '(?:[^'\\]|\\.)*')?\Z")
+"""The filename (and, for a rename, the target) OSError prints after its message."""
+_SUB_EXCEPTIONS = re.compile(r" \(\d+ sub-exceptions?\)\Z")
 
 
 @dataclass(slots=True)
@@ -153,7 +167,8 @@ def message_variants(error: ParsedError) -> list[str]:
     """Return the texts a record's template may have produced for a parsed error.
 
     ``KeyError`` shows the repr of its argument (``KeyError: 'missing x'``), ``OSError`` puts
-    ``[Errno N]`` before its message; both are undone here.
+    ``[Errno N]`` before its message (and the filename after it), an exception group its
+    count of sub-exceptions after it; all are undone here.
     """
     message = error.message.strip()
     variants = [message]
@@ -168,6 +183,15 @@ def message_variants(error: ParsedError) -> list[str]:
         stripped = _ERRNO.sub("", message)
         if stripped != message:
             variants.append(stripped)
+            # OSError(errno, message, filename) prints "[Errno 2] message: 'filename'".
+            named = _FILENAME.sub("", stripped)
+            if named != stripped:
+                variants.append(named)
+    if error.error_class and error.error_class.endswith("ExceptionGroup"):
+        # An exception group prints its message with " (3 sub-exceptions)" after it.
+        grouped = _SUB_EXCEPTIONS.sub("", message)
+        if grouped != message:
+            variants.append(grouped)
     return variants
 
 
@@ -606,13 +630,18 @@ class Explainer:
                 evidence.append(f"logged at {have}, pasted at {wanted}")
             elif wanted_level or have_level or index.path(record).endswith(_CLASSLESS):
                 evidence.append(f"the record is {have}; the input shows {wanted}")
+            elif not _names_a_class(have):
+                evidence.append(f"the record raises {have}, a name the code binds at run time")
             else:
                 contradiction = True
                 score -= 25.0
                 evidence.append(f"the class differs: the input shows {wanted}, the record {have}")
         weak = literal < SPECIFIC
         if weak:
-            score -= 10.0
+            # More than a frame's place can win back: where the helper a specific message is
+            # passed to raises it (`self.fail(message)`), the innermost frame points at the
+            # helper's `{message}`, and the caller's specific template must still come first.
+            score -= 25.0
             evidence.append("the template has almost no literal text")
         if in_package:
             score += 8.0
