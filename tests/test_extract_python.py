@@ -110,6 +110,47 @@ def test_local_variables_give_one_site_per_branch_and_appends():
     assert texts(sites, 14) == ["too big"]
 
 
+def test_local_variables_follow_try_handlers_and_branches_that_end():
+    sites = mine(
+        {
+            "m.py": """\
+            def a(x):
+                msg = "before call"
+                try:
+                    x()
+                    msg = "after call"
+                except Exception:
+                    pass
+                raise RuntimeError(msg)
+
+            def b(kind, n):
+                msg = "never raised"
+                if kind == "a":
+                    msg = f"kind a with {n}"
+                else:
+                    return None
+                raise ValueError(msg)
+
+            def c(x):
+                msg = "start"
+                try:
+                    x()
+                except KeyError:
+                    msg = "key failed"
+                except OSError:
+                    msg = "never seen"
+                    return None
+                raise LookupError(msg)
+            """
+        }
+    )
+    # The call may fail before the assignment after it: the handler sees either value.
+    assert texts(sites, 8) == ["after call", "before call"]
+    # The else path returns: only the if path reaches the raise.
+    assert texts(sites, 16) == ["kind a with {n}"]
+    assert texts(sites, 27) == ["key failed", "start"]
+
+
 def test_message_argument_is_the_first_text_like_one_else_a_keyword():
     sites = mine(
         {

@@ -293,6 +293,18 @@ def _dump_template(built: Built, line: int) -> dict[str, Any]:
 # -- small AST helpers --------------------------------------------------------------------
 
 
+def _continued(before: dict[str, list[Built]], path: _Variables) -> _Variables:
+    """The variables after a block when only ``path`` goes on past it."""
+    if isinstance(before, _Variables):
+        path.touched |= before.touched  # what the path around the block changed, as _merge
+    return path
+
+
+def _ends_path(body: Sequence[ast.stmt]) -> bool:
+    """Whether a block ends its path: no code after the block runs after it."""
+    return bool(body) and type(body[-1]) in (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
 def _class_name(node: ast.expr) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
@@ -1117,7 +1129,19 @@ class _ModuleExtractor:
             guards.append((_IF, test, False, type(body[-1]) is not ast.Raise))
             self._walk(statement.orelse)
             guards.pop()
-        scope.variables = self._merge(before, [first, scope.variables])
+        # A branch that ends its path (`return`, `raise` …) leaves nothing to the code after:
+        # when one of the two does, the variables are the other's.
+        outcomes = [
+            outcome
+            for outcome, block in ((first, body), (scope.variables, statement.orelse))
+            if not _ends_path(block)
+        ]
+        if len(outcomes) == 2:
+            scope.variables = self._merge(before, [first, scope.variables])
+        elif outcomes:
+            scope.variables = _continued(before, outcomes[0])
+        else:
+            scope.variables = before
         node = statement
         while type(node.body[-1]) in _EXITS:
             guards.append((_IF, node.test, False, type(node.body[-1]) is not ast.Raise))
@@ -1157,18 +1181,26 @@ class _ModuleExtractor:
                 for name in _bare_names(handler.type)
             )
         )
+        scope = self._scope
+        entry = dict(scope.variables)
         try:
             self._walk(statement.body)  # type: ignore[attr-defined]
         finally:
             self._trys.pop()
-        scope = self._scope
         before = scope.variables
+        # The body may fail before or after any of its assignments: a handler starts with each
+        # variable the body changed holding what it held before the body or after it.
+        changed = {
+            name for name in entry.keys() | before.keys() if entry.get(name) != before.get(name)
+        }
+        start = self._merge(before, [before, entry]) if changed else before
         outcomes: list[dict[str, list[Built]]] = []
         guards = self._guards
         handlers = self._handlers
         for handler in statement.handlers:  # type: ignore[attr-defined]
             caught = scope.caught
-            scope.variables = _Variables(before)
+            scope.variables = _Variables(start)
+            scope.variables.touched |= changed
             if handler.name:
                 scope.caught = caught | {handler.name}
                 scope.bound.add(handler.name)
@@ -1180,7 +1212,8 @@ class _ModuleExtractor:
                 scope.caught = caught
                 handlers.pop()
                 guards.pop()
-            outcomes.append(scope.variables)
+            if not _ends_path(handler.body):
+                outcomes.append(scope.variables)
         scope.variables = _Variables(before)
         self._walk(statement.orelse)  # type: ignore[attr-defined]
         outcomes.append(scope.variables)
