@@ -187,7 +187,7 @@ def message_variants(error: ParsedError) -> list[str]:
             named = _FILENAME.sub("", stripped)
             if named != stripped:
                 variants.append(named)
-    if error.error_class and error.error_class.endswith("ExceptionGroup"):
+    if message.endswith(")") and (error.error_class or "").endswith("ExceptionGroup"):
         # An exception group prints its message with " (3 sub-exceptions)" after it.
         grouped = _SUB_EXCEPTIONS.sub("", message)
         if grouped != message:
