@@ -954,6 +954,27 @@ def test_table_keys_chosen_by_a_condition_and_tables_completed_by_subclasses():
     assert sorted(s.defined_at.line for s in sites if s.line == 15) == [18, 21]
 
 
+def test_warnings_and_log_calls_given_their_message_by_keyword_are_sites():
+    sites = mine(
+        {
+            "m.py": """\
+            import logging
+            import warnings
+
+            logger = logging.getLogger(__name__)
+
+            def f(x):
+                warnings.warn(message=f"kw {x} is deprecated", category=FutureWarning)
+                logger.error(msg="cannot reach %s", args=None)
+            """
+        }
+    )
+    warned = one(sites, 7)
+    assert (warned.template.text, warned.error_class) == ("kw {x} is deprecated", "FutureWarning")
+    logged = one(sites, 8)
+    assert logged.template.text == "cannot reach %s" and logged.error_class == "ERROR"
+
+
 def test_module_level_aliases_of_logger_methods_are_log_sites():
     code = (
         "logger = get_logger(__name__)\n"

@@ -67,6 +67,24 @@ def test_git_source_is_read_at_a_revision_without_checkout(cli, tmp_path):
     assert record["repo"] == "r"
 
 
+def test_a_directory_of_a_repository_at_a_revision_is_mined_alone(cli, tmp_path):
+    repo = tmp_path / "r"
+    make_repo(
+        repo,
+        {
+            "a/x.py": 'raise ValueError("from a")\n',
+            "b/y.py": 'raise ValueError("from b")\n',
+        },
+    )
+    assert cli("mine", str(repo)).exit_code == 0
+    result = cli("mine", str(repo / "a"), "--rev", "HEAD", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["files"] == 1
+    records = sorted((r["filePath"], r["errorMessage"]) for r in records_of(cli))
+    # Paths stay relative to the repository's top; the whole repository's records stay too.
+    assert records == [("a/x.py", "from a"), ("a/x.py", "from a"), ("b/y.py", "from b")]
+
+
 def test_remining_replaces_the_records_of_the_source(cli, tmp_path):
     src = tmp_path / "proj"
     src.mkdir()

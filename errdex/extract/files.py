@@ -270,10 +270,12 @@ class GitSource:
         info: What to record about it.
     """
 
-    def __init__(self, root: Path, sha: str, info: SourceInfo) -> None:
+    def __init__(self, root: Path, sha: str, info: SourceInfo, *, subdir: str = "") -> None:
         self.root = root
         self.sha = sha
         self._info = info
+        self.subdir = subdir
+        """A directory of the repository to read alone (paths stay relative to its top)."""
 
     @property
     def info(self) -> SourceInfo:
@@ -281,7 +283,9 @@ class GitSource:
         return self._info
 
     @classmethod
-    def open(cls, root: Path, *, revision: str | None, repo: str | None) -> GitSource:
+    def open(
+        cls, root: Path, *, revision: str | None, repo: str | None, subdir: str = ""
+    ) -> GitSource:
         """Resolve a revision of a repository.
 
         Args:
@@ -289,6 +293,8 @@ class GitSource:
             revision: A branch, tag or commit; HEAD when None.
             repo: ``owner/name`` to record; from the ``origin`` remote (GitHub) or the
                 directory name when None.
+            subdir: Read only this directory of it (POSIX, relative to its top); the source
+                is then stored apart from the whole repository's (``repo:subdir``).
 
         Returns:
             The source.
@@ -309,15 +315,21 @@ class GitSource:
             remote = _git(root, "config", "--get", "remote.origin.url").stdout.decode()
             repo = github_repo_from_url(remote) or root.resolve().name.removesuffix(".git")
         info = SourceInfo(
-            key=repo, repo=repo, kind="git", location=str(root), revision=rev, sha=sha
+            key=f"{repo}:{subdir}" if subdir else repo,
+            repo=repo,
+            kind="git",
+            location=str(root / subdir) if subdir else str(root),
+            revision=rev,
+            sha=sha,
         )
-        return cls(root, sha, info)
+        return cls(root, sha, info, subdir=subdir)
 
     def files(
         self, *, wanted: tuple[str, ...], max_bytes: int, include_tests: bool
     ) -> Iterator[SourceFile]:
         """List the revision's tree and stream the wanted blobs (see :class:`Source`)."""
-        listing = _git(self.root, "ls-tree", "-r", "-z", "--long", "--full-tree", self.sha)
+        scope = ["--", f"{self.subdir}/"] if self.subdir else []
+        listing = _git(self.root, "ls-tree", "-r", "-z", "--long", "--full-tree", self.sha, *scope)
         if listing.returncode != 0:
             raise SourceError(
                 f"cannot list {self.sha} in {self.root}: {listing.stderr.decode().strip()}",
@@ -402,7 +414,10 @@ def open_source(spec: str, *, repo: str | None = None, revision: str | None = No
                 source=spec,
                 revision=revision,
             )
-        return GitSource.open(root, revision=revision, repo=repo)
+        # A directory inside the repository: only its files (paths from the repository's top).
+        inside = path.resolve().relative_to(root.resolve()) if root != path else Path()
+        subdir = "" if str(inside) == "." else inside.as_posix()
+        return GitSource.open(root, revision=revision, repo=repo, subdir=subdir)
     name = repo or path.resolve().name
     return DirectorySource(
         path, SourceInfo(key=name, repo=name, kind="directory", location=str(path))

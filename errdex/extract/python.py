@@ -300,6 +300,11 @@ def _continued(before: dict[str, list[Built]], path: _Variables) -> _Variables:
     return path
 
 
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    """The value a call passes by keyword ``name`` (``warnings.warn(message=...)``), if any."""
+    return next((keyword.value for keyword in call.keywords if keyword.arg == name), None)
+
+
 def _ends_path(body: Sequence[ast.stmt]) -> bool:
     """Whether a block ends its path: no code after the block runs after it."""
     return bool(body) and type(body[-1]) in (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -1722,9 +1727,9 @@ class _ModuleExtractor:
             and (alias or isinstance(func, ast.Attribute))
             and "log" in receiver.lower()
         ):
-            if not call.args:
+            message = call.args[0] if call.args else _keyword(call, "msg")
+            if message is None:
                 return
-            message = call.args[0]
             extra = call.args[1:]
             values = percent_values(list(extra)) if extra else None
             builds = [
@@ -1740,9 +1745,9 @@ class _ModuleExtractor:
                 severity=_LOG_LEVELS[name],
             )
         elif name == "warn" and (receiver == "warnings" or isinstance(func, ast.Name)):
-            if not call.args:
+            message = call.args[0] if call.args else _keyword(call, "message")
+            if message is None:
                 return
-            message = call.args[0]
             category: ast.expr | None = call.args[1] if len(call.args) > 1 else None
             for keyword in call.keywords:
                 if keyword.arg == "category":
