@@ -650,3 +650,29 @@ def test_triggers_compile_and_match_the_same_lines_without_possessive_runs():
         mine, theirs = re.compile(trigger), re.compile(plain[name])
         differ = [line for line in lines if bool(mine.match(line)) != bool(theirs.match(line))]
         assert differ == [], (name, differ[:3])
+
+
+def test_a_pytest_section_of_an_exception_group_is_read() -> None:
+    text = (
+        "=================================== FAILURES ===================================\n"
+        "__________________________________ test_group __________________________________\n"
+        "  + Exception Group Traceback (most recent call last):\n"
+        '  |   File "/src/tests/test_x.py", line 19, in test_group\n'
+        "  |     core.group()\n"
+        '  |   File "/src/pkg/core.py", line 46, in group\n'
+        '  |     raise ExceptionGroup("worker failures", errors)\n'
+        "  | ExceptionGroup: worker failures (2 sub-exceptions)\n"
+        "  +-+---------------- 1 ----------------\n"
+        "    | ValueError: Shard 0 is corrupt\n"
+        "    +---------------- 2 ----------------\n"
+        "    | KeyError: 'default'\n"
+        "    +------------------------------------\n"
+        "=========================== short test summary info ============================\n"
+        "FAILED tests/test_x.py::test_group - ExceptionGroup: worker failures (2 sub-exceptions)\n"
+    )
+    parsed = parse(text)
+    assert parsed.kind == "pytest"
+    group = next(e for e in parsed.errors if e.error_class == "ExceptionGroup")
+    assert [frame.path for frame in group.frames] == ["/src/tests/test_x.py", "/src/pkg/core.py"]
+    members = [(e.error_class, e.relation) for e in parsed.errors if e.relation == "group"]
+    assert members == [("ValueError", "group"), ("KeyError", "group")]

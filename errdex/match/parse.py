@@ -1149,7 +1149,8 @@ class _PytestReader:
                 quiet = 0
                 i += 1
                 continue
-            if text == "Traceback (most recent call last):":
+            if text == "Traceback (most recent call last):" or _is_group_start(raw):
+                # A test that raised an exception group shows its box instead of a traceback.
                 reader = _TracebackReader(lines)
                 reader.relation = self.relation
                 self.finish()
