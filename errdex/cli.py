@@ -104,16 +104,18 @@ def _refuse_clashes(sources: Sequence[Source]) -> None:
 
     The second would replace the first's records; naming them apart is the user's choice.
     """
-    seen: dict[str, str | None] = {}
+    seen: dict[str, str] = {}
     for source in sources:
         info = source.info
-        if info.key in seen and seen[info.key] != info.location:
+        if info.kind not in ("directory", "git") or info.location is None:
+            continue  # the ones the user names (installed packages are keyed by version)
+        where = os.path.realpath(info.location)
+        if seen.setdefault(info.key, where) != where:
             _fail(
-                f"{seen[info.key]} and {info.location} would both be stored as {info.key!r}:"
+                f"{seen[info.key]} and {where} would both be stored as {info.key!r}:"
                 " mine them one at a time with --repo NAME to keep both",
                 EXIT_USAGE,
             )
-        seen[info.key] = info.location
 
 
 def _reader_gone() -> NoReturn:

@@ -156,6 +156,40 @@ def test_a_chained_error_raised_near_the_first_one_is_the_last_ones(cli, tmp_pat
     assert list(best["captures"].values()) == ["'zz'"]
 
 
+def test_both_raise_sites_of_a_chain_a_few_lines_apart_are_exact(cli, tmp_path):
+    body = (
+        "def lookup(table, key):\n"
+        "    try:\n"
+        "        if key not in table:\n"
+        '            raise KeyError(f"unknown setting {key}")\n'
+        "        return table[key]\n"
+        "    except KeyError as exc:\n"
+        '        raise LookupError(f"configuration is invalid for {key}") from exc\n'
+    )
+    src = tmp_path / "proj"
+    make_repo(src, {"app/conf.py": body})
+    cli("mine", str(src))
+    path = src / "app" / "conf.py"
+    text = textwrap.dedent(
+        f"""\
+        Traceback (most recent call last):
+          File "{path}", line 4, in lookup
+            raise KeyError(f"unknown setting {{key}}")
+        KeyError: 'unknown setting x'
+
+        The above exception was the direct cause of the following exception:
+
+        Traceback (most recent call last):
+          File "{path}", line 7, in lookup
+            raise LookupError(f"configuration is invalid for {{key}}") from exc
+        LookupError: configuration is invalid for x
+        """
+    )
+    answer = json.loads(cli("explain", text, "--json").output)
+    found = [(m["kind"], m["record"]["lineNumber"]) for m in answer["matches"]]
+    assert found[:2] == [("exact", 7), ("exact", 4)]
+
+
 def test_aliases_variables_helpers_groups_and_filenames_find_their_site(cli, tmp_path):
     files = {
         "pkg/errors.py": "class Problem(Exception):\n    pass\n",

@@ -141,11 +141,21 @@ def test_local_variables_follow_try_handlers_and_branches_that_end():
                     msg = "never seen"
                     return None
                 raise LookupError(msg)
+
+            def d(items):
+                msg = "nothing to check"
+                for item in items:
+                    if item.bad:
+                        msg = f"bad item {item}"
+                        break
+                raise ValueError(msg)
             """
         }
     )
     # The call may fail before the assignment after it: the handler sees either value.
     assert texts(sites, 8) == ["after call", "before call"]
+    # `break` leaves the loop with the branch's value: the code after the loop sees it.
+    assert texts(sites, 35) == ["bad item {item}", "nothing to check"]
     # The else path returns: only the if path reaches the raise.
     assert texts(sites, 16) == ["kind a with {n}"]
     assert texts(sites, 27) == ["key failed", "start"]
@@ -952,6 +962,43 @@ def test_table_keys_chosen_by_a_condition_and_tables_completed_by_subclasses():
     ]
     assert texts(sites, 15) == ["Enter a valid date.", "Enter a valid time."]
     assert sorted(s.defined_at.line for s in sites if s.line == 15) == [18, 21]
+
+
+def test_an_alias_renames_only_the_class_its_own_file_raises():
+    sites = mine(
+        {
+            "pkg/errors.py": """\
+            class Error(Exception):
+                pass
+
+            def fail(msg):
+                raise Error(msg)
+
+            def make_error(x):
+                return Error(f"factory message for {x}")
+            """,
+            "pkg/views.py": """\
+            from pkg.errors import Error as PkgError, fail, make_error
+            from other.exceptions import ValidationError as Error
+
+            def check(x):
+                if x < 0:
+                    fail(f"value {x} must not be negative")
+                raise make_error(x)
+
+            def direct(x):
+                raise PkgError(f"direct {x}")
+            """,
+        }
+    )
+    views = {s.line: s for s in sites if s.path == "pkg/views.py"}
+    # The helper's and the factory's class is named in their module, whatever views.py imports.
+    assert (views[6].form, views[6].error_class) == ("helper", "Error")
+    assert (views[7].form, views[7].error_class) == ("factory", "Error")
+    assert views[7].facts is not None and "Exception" in views[7].facts.exception_bases
+    # PkgError is pkg.errors.Error, its bases found under the name the file resolves.
+    assert views[10].error_class == "Error"
+    assert views[10].facts is not None and "Exception" in views[10].facts.exception_bases
 
 
 def test_warnings_and_log_calls_given_their_message_by_keyword_are_sites():

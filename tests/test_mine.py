@@ -83,6 +83,13 @@ def test_a_directory_of_a_repository_at_a_revision_is_mined_alone(cli, tmp_path)
     records = sorted((r["filePath"], r["errorMessage"]) for r in records_of(cli))
     # Paths stay relative to the repository's top; the whole repository's records stay too.
     assert records == [("a/x.py", "from a"), ("a/x.py", "from a"), ("b/y.py", "from b")]
+    (repo / "later").mkdir()
+    (repo / "later" / "z.py").write_text('raise ValueError("not committed")\n')
+    missing = cli("mine", str(repo / "later"), "--rev", "HEAD")
+    assert missing.exit_code == 2 and "is not a directory of" in missing.output
+    # The same directory named twice (relative and absolute) is one source, not a clash.
+    same = cli("mine", str(repo / "a"), str(repo / "a" / ".." / "a"), "--rev", "HEAD")
+    assert same.exit_code == 0, same.output
 
 
 def test_remining_replaces_the_records_of_the_source(cli, tmp_path):

@@ -626,12 +626,15 @@ class ArchiveSource:
     def problems(self) -> tuple[Problem, ...]:
         """Every entry the unpacker refused or skipped, whatever its name.
 
-        ``too-large`` paths are relative to the source root; ``unsafe-archive`` paths are the
-        entry names as the archive wrote them.
+        A wheel's scripts and data are not mined, so they are no problem either. ``too-large``
+        paths are relative to the source root; ``unsafe-archive`` paths are the entry names as
+        the archive wrote them.
         """
         found: list[Problem] = []
         for problem in self.unpacked.problems:
             rel = self._relative(problem.path) if problem.kind is ProblemKind.TOO_LARGE else None
+            if rel is None and not self.prefix and problem.kind is ProblemKind.TOO_LARGE:
+                continue  # a wheel's scripts or data: not mined, so not a problem either
             found.append(problem if rel is None else problem.model_copy(update={"path": rel}))
         return tuple(found)
 

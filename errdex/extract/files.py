@@ -311,14 +311,18 @@ class GitSource:
                 f"revision {rev!r} is not a commit of {root}", source=str(root), revision=rev
             )
         sha = result.stdout.decode().strip()
+        if subdir and _git(root, "cat-file", "-e", f"{sha}:{subdir}").returncode != 0:
+            raise SourceNotFoundError(
+                f"{subdir!r} is not a directory of {root} at {rev}", source=str(root / subdir)
+            )
         if repo is None:
             remote = _git(root, "config", "--get", "remote.origin.url").stdout.decode()
             repo = github_repo_from_url(remote) or root.resolve().name.removesuffix(".git")
         info = SourceInfo(
-            key=f"{repo}:{subdir}" if subdir else repo,
+            key=f"{repo}:{text_path(subdir)}" if subdir else repo,
             repo=repo,
             kind="git",
-            location=str(root / subdir) if subdir else str(root),
+            location=text_path(str(root / subdir)),
             revision=rev,
             sha=sha,
         )
@@ -418,7 +422,7 @@ def open_source(spec: str, *, repo: str | None = None, revision: str | None = No
         inside = path.resolve().relative_to(root.resolve()) if root != path else Path()
         subdir = "" if str(inside) == "." else inside.as_posix()
         return GitSource.open(root, revision=revision, repo=repo, subdir=subdir)
-    name = repo or path.resolve().name
+    name = repo or text_path(path.resolve().name)
     return DirectorySource(
-        path, SourceInfo(key=name, repo=name, kind="directory", location=str(path))
+        path, SourceInfo(key=name, repo=name, kind="directory", location=text_path(str(path)))
     )

@@ -306,8 +306,12 @@ def _keyword(call: ast.Call, name: str) -> ast.expr | None:
 
 
 def _ends_path(body: Sequence[ast.stmt]) -> bool:
-    """Whether a block ends its path: no code after the block runs after it."""
-    return bool(body) and type(body[-1]) in (ast.Return, ast.Raise, ast.Continue, ast.Break)
+    """Whether a block returns at its end, so that no code after it runs on its path.
+
+    Only ``return``: after ``break`` or ``continue`` the code after the loop runs, and after
+    ``raise`` an enclosing handler or ``finally`` may, with the variables the block left.
+    """
+    return bool(body) and type(body[-1]) is ast.Return
 
 
 def _class_name(node: ast.expr) -> str | None:
@@ -3473,14 +3477,18 @@ class _Linker:
                 ordered.append((item.line, len(ordered), item))
             ordered.sort(key=lambda entry: (entry[0], entry[1]))
             sites.extend(item for _, _, item in ordered)
-        return self.complete_facts([self.unaliased(site) for site in sites])
+        # Facts first, while the class's name is the one the file resolves.
+        return [self.unaliased(site) for site in self.complete_facts(sites)]
 
     def unaliased(self, site: RaiseSite) -> RaiseSite:
         """Give a site the class's own name when the code raises it by an import alias.
 
         ``from .exceptions import JSONDecodeError as RequestsJSONDecodeError`` then ``raise
-        RequestsJSONDecodeError(...)``: a traceback prints ``JSONDecodeError``.
+        RequestsJSONDecodeError(...)``: a traceback prints ``JSONDecodeError``. Only a class
+        the site's own file names: a helper's or factory's class is named in their module.
         """
+        if site.form in ("helper", "factory"):
+            return site
         imports = self.modules[self.module_of[site.path]].exports.get("imports")
         target = imports.get(site.error_class) if isinstance(imports, dict) else None
         if not isinstance(target, str):

@@ -436,14 +436,20 @@ class Explainer:
             for template, captures in self.index.find_in(lines[position], min_literal=SPECIFIC):
                 for record in self.index.records_of(template, MAX_CANDIDATES):
                     found += 1
-                    if record not in candidates:
-                        candidates[record] = _Candidate(
-                            record,
-                            number,
-                            captures,
-                            line_note=f"{where} contains the template",
-                            line_bonus=12.0 * position / last if last else 12.0,
-                        )
+                    candidate = candidates.get(record)
+                    if candidate is not None and candidate.captures is not None:
+                        continue
+                    line = _Candidate(
+                        record,
+                        number,
+                        captures,
+                        line_note=f"{where} contains the template",
+                        line_bonus=12.0 * position / last if last else 12.0,
+                    )
+                    if candidate is not None:  # there for a frame near it: keep that too
+                        line.frame_gain = candidate.frame_gain
+                        line.frame_note = candidate.frame_note
+                    candidates[record] = line
         return found
 
     @staticmethod
@@ -529,10 +535,17 @@ class Explainer:
         note: str,
         candidates: dict[int, _Candidate],
     ) -> None:
-        """Add a matching template's records not yet considered (at most MAX_CANDIDATES)."""
+        """Add a matching template's records not yet considered (at most MAX_CANDIDATES).
+
+        A record already there only for a frame near it (another error of the chain) takes
+        this error's message, keeping its frame evidence.
+        """
         for record in self.index.records_of(template, MAX_CANDIDATES):
-            if record not in candidates:
+            candidate = candidates.get(record)
+            if candidate is None:
                 candidates[record] = _Candidate(record, number, captures, line_note=note)
+            elif candidate.captures is None:
+                candidate.error, candidate.captures, candidate.line_note = number, captures, note
 
     def _verify(self, record: int, variants: list[str]) -> tuple[str, ...] | None:
         template = self.index.template_of(record)
