@@ -118,6 +118,15 @@ def test_identical_templates_are_reported_as_ambiguous_until_a_frame_decides(cli
         assert answer["matches"][0]["record"]["filePath"] == "models/m3/modeling.py", mention
 
 
+def explain_mined(cli, tmp_path, path: str, body: str, paste: str) -> tuple[int, dict]:
+    """Mine one file, then explain a paste naming it as ``{path}``: (exit code, answer)."""
+    src = tmp_path / "proj"
+    make_repo(src, {path: body})
+    cli("mine", str(src))
+    result = cli("explain", textwrap.dedent(paste).format(path=src / path), "--json")
+    return result.exit_code, json.loads(result.output)
+
+
 def test_a_chained_error_raised_near_the_first_one_is_the_last_ones(cli, tmp_path):
     # `except KeyError: raise LookupError(...)` two lines below the failing lookup: the
     # KeyError's frame is near the LookupError's site, which must still be the answer.
@@ -128,12 +137,7 @@ def test_a_chained_error_raised_near_the_first_one_is_the_last_ones(cli, tmp_pat
         "    except KeyError:\n"
         '        raise LookupError(f"Key {key!r} not found in table")\n'
     )
-    src = tmp_path / "proj"
-    make_repo(src, {"pkg/cfg.py": body})
-    cli("mine", str(src))
-    path = src / "pkg" / "cfg.py"
-    text = textwrap.dedent(
-        f"""\
+    paste = """\
         Traceback (most recent call last):
           File "{path}", line 3, in lookup
             return table[key]
@@ -148,10 +152,9 @@ def test_a_chained_error_raised_near_the_first_one_is_the_last_ones(cli, tmp_pat
             raise LookupError(f"Key {{key!r}} not found in table")
         LookupError: Key 'zz' not found in table
         """
-    )
-    result = cli("explain", text, "--json")
-    assert result.exit_code == 0, result.output
-    best = json.loads(result.output)["matches"][0]
+    code, answer = explain_mined(cli, tmp_path, "pkg/cfg.py", body, paste)
+    assert code == 0
+    best = answer["matches"][0]
     assert best["kind"] == "exact" and best["record"]["lineNumber"] == 5
     assert list(best["captures"].values()) == ["'zz'"]
 
@@ -166,12 +169,7 @@ def test_both_raise_sites_of_a_chain_a_few_lines_apart_are_exact(cli, tmp_path):
         "    except KeyError as exc:\n"
         '        raise LookupError(f"configuration is invalid for {key}") from exc\n'
     )
-    src = tmp_path / "proj"
-    make_repo(src, {"app/conf.py": body})
-    cli("mine", str(src))
-    path = src / "app" / "conf.py"
-    text = textwrap.dedent(
-        f"""\
+    paste = """\
         Traceback (most recent call last):
           File "{path}", line 4, in lookup
             raise KeyError(f"unknown setting {{key}}")
@@ -184,8 +182,7 @@ def test_both_raise_sites_of_a_chain_a_few_lines_apart_are_exact(cli, tmp_path):
             raise LookupError(f"configuration is invalid for {{key}}") from exc
         LookupError: configuration is invalid for x
         """
-    )
-    answer = json.loads(cli("explain", text, "--json").output)
+    _, answer = explain_mined(cli, tmp_path, "app/conf.py", body, paste)
     found = [(m["kind"], m["record"]["lineNumber"]) for m in answer["matches"]]
     assert found[:2] == [("exact", 7), ("exact", 4)]
 
