@@ -219,6 +219,7 @@ def match_panel(match: Match) -> RenderableType:
         f" {match.score:.1f}  ",
         (f"{record.repo} {_location(record)}", "cyan"),
         (f" in {record.function}" if record.function else "", "dim"),
+        overflow="ellipsis",  # cut silently, `prepare_url` would read as another function
     )
     body: list[RenderableType] = [
         Text.assemble((record.error_class, "bold red"), ": ", record.error_message)

@@ -301,3 +301,19 @@ def test_config_at_the_top_level_and_in_the_table_merge(tmp_path, monkeypatch):
     config.write_text("errdex = 5\n")
     with pytest.raises(SettingsError, match="must be a table"):
         resolve_settings({}, config_path=config, environ={})
+
+
+def test_a_match_title_too_long_for_the_terminal_ends_with_an_ellipsis(seed):
+    from rich.console import Console
+
+    from errdex.match.explain import Match, MatchKind
+    from errdex.models import ErrorRecord
+    from errdex.render import match_panel
+
+    record = ErrorRecord.model_validate(seed["record"]).model_copy(
+        update={"function": "PreparedRequest.prepare_url_with_a_long_name"}
+    )
+    console = Console(width=60, record=True)
+    console.print(match_panel(Match(record=record, kind=MatchKind.EXACT, score=80.0)))
+    title = console.export_text().splitlines()[0]
+    assert title.endswith("…─╮") and "prepare_url_with_a_long_name" not in title
