@@ -194,7 +194,7 @@ class DirectorySource:
 
 
 def text_path(path: str) -> str:
-    r"""A path as text: bytes of a name that are not UTF-8 become escapes (``ÿ``).
+    r"""A path as text: bytes of a name that are not UTF-8 become escapes (``\xff``).
 
     Names come from the file system and from git as bytes; Python keeps the bytes that are not
     UTF-8 as lone surrogates, which no store, JSON or terminal can hold.

@@ -1202,7 +1202,15 @@ class _ModuleExtractor:
         changed = {
             name for name in entry.keys() | before.keys() if entry.get(name) != before.get(name)
         }
-        start = self._merge(before, [before, entry]) if changed else before
+        start = before
+        if changed:
+            failed = _Variables(before)  # the body failed before its assignments
+            for name in changed:
+                if name in entry:
+                    failed[name] = entry[name]
+                else:
+                    failed.pop(name)
+            start = self._merge(before, [_Variables(before), failed])
         outcomes: list[dict[str, list[Built]]] = []
         guards = self._guards
         handlers = self._handlers
@@ -1752,10 +1760,7 @@ class _ModuleExtractor:
             message = call.args[0] if call.args else _keyword(call, "message")
             if message is None:
                 return
-            category: ast.expr | None = call.args[1] if len(call.args) > 1 else None
-            for keyword in call.keywords:
-                if keyword.arg == "category":
-                    category = keyword.value
+            category = call.args[1] if len(call.args) > 1 else _keyword(call, "category")
             if (
                 isinstance(message, ast.Call)
                 and (inner := _class_name(message.func))
