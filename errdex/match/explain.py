@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_left
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -201,6 +202,36 @@ _TRACEBACK_HEADER = re.compile(
 
 MAX_LEAD_CHARS = 8000
 """At most this much text before a traceback is tried as the message logged with it."""
+
+
+def _offer(
+    candidates: dict[int, _Candidate],
+    records: Iterable[int],
+    number: int,
+    captures: tuple[str, ...],
+    note: str,
+    bonus: float = 0.0,
+) -> int:
+    """Make the records of a template that produces error ``number``'s message candidates.
+
+    A record already there only for a frame near it (another error of the chain) takes this
+    message, keeping its frame evidence; one already matched by a message stays as it is.
+
+    Returns:
+        How many records were offered.
+    """
+    offered = 0
+    for record in records:
+        offered += 1
+        candidate = candidates.get(record)
+        if candidate is None:
+            candidates[record] = _Candidate(
+                record, number, captures, line_note=note, line_bonus=bonus
+            )
+        elif candidate.captures is None:
+            candidate.error, candidate.captures = number, captures
+            candidate.line_note, candidate.line_bonus = note, bonus
+    return offered
 
 
 def _logged_message(parsed: ParsedInput, text: str) -> str:
@@ -434,22 +465,10 @@ class Explainer:
         for position in range(last, max(-1, last - MAX_LINES), -1):
             where = f"line {position + 1} of {what}" if last else what
             for template, captures in self.index.find_in(lines[position], min_literal=SPECIFIC):
-                for record in self.index.records_of(template, MAX_CANDIDATES):
-                    found += 1
-                    candidate = candidates.get(record)
-                    if candidate is not None and candidate.captures is not None:
-                        continue
-                    line = _Candidate(
-                        record,
-                        number,
-                        captures,
-                        line_note=f"{where} contains the template",
-                        line_bonus=12.0 * position / last if last else 12.0,
-                    )
-                    if candidate is not None:  # there for a frame near it: keep that too
-                        line.frame_gain = candidate.frame_gain
-                        line.frame_note = candidate.frame_note
-                    candidates[record] = line
+                records = self.index.records_of(template, MAX_CANDIDATES)
+                note = f"{where} contains the template"
+                bonus = 12.0 * position / last if last else 12.0
+                found += _offer(candidates, records, number, captures, note, bonus)
         return found
 
     @staticmethod
@@ -535,17 +554,8 @@ class Explainer:
         note: str,
         candidates: dict[int, _Candidate],
     ) -> None:
-        """Add a matching template's records not yet considered (at most MAX_CANDIDATES).
-
-        A record already there only for a frame near it (another error of the chain) takes
-        this error's message, keeping its frame evidence.
-        """
-        for record in self.index.records_of(template, MAX_CANDIDATES):
-            candidate = candidates.get(record)
-            if candidate is None:
-                candidates[record] = _Candidate(record, number, captures, line_note=note)
-            elif candidate.captures is None:
-                candidate.error, candidate.captures, candidate.line_note = number, captures, note
+        """Add a matching template's records not yet considered (at most MAX_CANDIDATES)."""
+        _offer(candidates, self.index.records_of(template, MAX_CANDIDATES), number, captures, note)
 
     def _verify(self, record: int, variants: list[str]) -> tuple[str, ...] | None:
         template = self.index.template_of(record)
