@@ -190,9 +190,7 @@ def _print_json(data: Any) -> None:
 
 def _with_store(settings: Settings, action: Callable[[Pipeline], T], *, create: bool = False) -> T:
     """Run ``action`` on the store; only the commands that fill one (``create``) make it."""
-    if not create and str(settings.db) != ":memory:" and not Path(settings.db).exists():
-        _fail(f"no store at {settings.db} (errdex mine or errdex import makes one)", EXIT_USAGE)
-    with SQLiteStore(settings.db) as store:
+    with SQLiteStore(settings.db, create=create) as store:
         return action(Pipeline(settings, store))
 
 

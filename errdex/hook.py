@@ -54,12 +54,7 @@ class _Session:
                     raise StoreError(self._failed[1])
                 try:
                     settings = resolve_settings({"db": self._db}).settings
-                    if str(settings.db) != ":memory:" and not Path(settings.db).is_file():
-                        raise StoreError(
-                            f"no store at {settings.db} (errdex mine makes one)",
-                            location=str(settings.db),
-                        )
-                    store = SQLiteStore(settings.db)
+                    store = SQLiteStore(settings.db, create=False)
                     self._explainer = Explainer.for_database(store, settings.db)
                 except Exception as exc:
                     self._failed = (time.monotonic(), str(exc))

@@ -363,13 +363,18 @@ class SQLiteStore:
     Args:
         path: The database file; created with its directory when missing. ``:memory:``
             gives a private in-memory store.
+        create: Make the file when it is missing; else a missing file is an error (readers
+            never leave an empty store behind a mistyped path).
 
     Raises:
-        StoreError: The file cannot be opened or is not an errdex database.
+        StoreError: The file cannot be opened, is not an errdex database, or is missing and
+            ``create`` is false.
     """
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, create: bool = True) -> None:
         self.location = str(path)
+        if not create and self.location != ":memory:" and not Path(path).is_file():
+            raise StoreError(f"no store at {path} (errdex mine makes one)", location=self.location)
         try:
             if self.location != ":memory:":
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
