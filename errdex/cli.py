@@ -19,6 +19,7 @@ from typing import IO, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -54,6 +55,14 @@ from errdex.store.base import SearchQuery
 from errdex.store.jsonl import RecordFormat, envelope_json
 from errdex.store.sqlite import SQLiteStore
 
+
+def _shown(text: str) -> str:
+    """Help text as typed: typer reads help as rich markup, where ``[env X]`` is a tag."""
+    return escape(text)
+
+
+SERVE_HELP = "Serve the web UI and the JSON API (needs errdex[web]) until interrupted."
+
 app = typer.Typer(
     name="errdex",
     help="The error index: mine the errors code can raise, then explain any pasted error.",
@@ -71,12 +80,16 @@ EXIT_BROKEN_PIPE = 141
 
 DbOption = Annotated[
     Path | None,
-    typer.Option("--db", help="Path of the SQLite store [env ERRDEX_DB].", show_default=False),
+    typer.Option(
+        "--db", help=_shown("Path of the SQLite store [env ERRDEX_DB]."), show_default=False
+    ),
 ]
 ConfigOption = Annotated[
     Path | None,
     typer.Option(
-        "--config", help="Config file (errdex.toml) [env ERRDEX_CONFIG].", show_default=False
+        "--config",
+        help=_shown("Config file (errdex.toml) [env ERRDEX_CONFIG]."),
+        show_default=False,
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
@@ -84,7 +97,9 @@ EngineOption = Annotated[
     str | None,
     typer.Option(
         "--engine",
-        help="Prefilter engine: aho-corasick, or hyperscan (errdex[fast]) [env ERRDEX_ENGINE].",
+        help=_shown(
+            "Prefilter engine: aho-corasick, or hyperscan (errdex[fast]) [env ERRDEX_ENGINE]."
+        ),
         show_default=False,
     ),
 ]
@@ -252,7 +267,7 @@ def mine(
         str | None, typer.Option("--rev", help="Git revision to read (default HEAD).")
     ] = None,
     jobs: Annotated[
-        int | None, typer.Option("--jobs", "-j", help="Worker processes [env ERRDEX_JOBS].")
+        int | None, typer.Option("--jobs", "-j", help=_shown("Worker processes [env ERRDEX_JOBS]."))
     ] = None,
     include_tests: Annotated[
         bool | None,
@@ -273,7 +288,7 @@ def mine(
         typer.Option(
             "--language",
             "-l",
-            help="Mine only this language (repeat for several) [env ERRDEX_LANGUAGES].",
+            help=_shown("Mine only this language (repeat for several) [env ERRDEX_LANGUAGES]."),
             show_default=False,
         ),
     ] = None,
@@ -652,7 +667,8 @@ def enrich(
     llm: Annotated[
         bool,
         typer.Option(
-            "--llm", help="Also ask the configured OpenAI-compatible endpoint (errdex[llm])."
+            "--llm",
+            help=_shown("Also ask the configured OpenAI-compatible endpoint (errdex[llm])."),
         ),
     ] = False,
     resume: Annotated[
@@ -757,7 +773,7 @@ def stats(db: DbOption = None, config: ConfigOption = None, as_json: JsonOption 
             raise typer.Exit(EXIT_NOT_FOUND)
 
 
-@app.command()
+@app.command(help=_shown(SERVE_HELP))
 def serve(
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[
@@ -782,8 +798,10 @@ def serve(
             "--ingest-token",
             envvar="ERRDEX_INGEST_TOKEN",
             show_envvar=False,
-            help="The bearer token of POST /api/ingest, at least 16 characters"
-            " [env ERRDEX_INGEST_TOKEN].",
+            help=_shown(
+                "The bearer token of POST /api/ingest, at least 16 characters"
+                " [env ERRDEX_INGEST_TOKEN]."
+            ),
             show_default=False,
         ),
     ] = None,
@@ -793,7 +811,7 @@ def serve(
     db: DbOption = None,
     config: ConfigOption = None,
 ) -> None:
-    """Serve the web UI and the JSON API (needs errdex[web]) until interrupted."""
+    """Serve the web UI and the JSON API until interrupted (help: :data:`SERVE_HELP`)."""
     with _errors():
         settings = _settings(config, db=db)
         token = None

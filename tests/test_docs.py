@@ -30,3 +30,22 @@ def test_quick_start_is_exactly_the_two_commands():
     start = README.index("## Quick start")
     block = README[start:].split("```")[1]
     assert block.strip().splitlines() == ["make run", "make test"]
+
+
+def _helps(command, path):
+    yield path, "help", command.help or ""
+    for parameter in command.params:
+        yield path, parameter.name, getattr(parameter, "help", None) or ""
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _helps(sub, f"{path} {name}")
+
+
+def test_help_text_shows_brackets_as_typed(runner):
+    # Typer reads help as rich markup: unescaped, "[env ERRDEX_DB]" and "errdex[fast]" vanish.
+    import typer.main
+    from rich.text import Text
+
+    for path, name, text in _helps(typer.main.get_command(app), "errdex"):
+        shown = Text.from_markup(text).plain
+        assert shown == text.replace("\\[", "["), (path, name, text)
+    assert "ERRDEX_JOBS" in runner.invoke(app, ["mine", "--help"]).output
