@@ -783,6 +783,51 @@ def test_message_helpers_give_one_record_per_caller_that_passes_text():
     assert one(sites, 7, "base.py").form == "helper"
 
 
+def test_a_parameters_helper_method_is_found_through_its_annotation():
+    sites = mine(
+        {
+            "core.py": """\
+            class Context:
+                def fail(self, message):
+                    raise UsageError(message, self)
+
+            class Other:
+                def fail(self, message):
+                    raise BadParameter(message)
+            """,
+            "commands.py": """\
+            import typing as t
+            from core import Context
+
+            def run(ctx: Context, quoted: "Context", maybe: t.Optional[Context], bare):
+                ctx.fail("Missing command.")
+                quoted.fail("No such command.")
+                maybe.fail("Got unexpected extra argument.")
+                bare.fail("Nothing tells which fail this is.")
+
+            def union(ctx: Context | None, many: Context | int):
+                ctx.fail("Union with None.")
+                many.fail("Not one class.")
+            """,
+        }
+    )
+    for line, text in [
+        (5, "Missing command."),
+        (6, "No such command."),
+        (7, "Got unexpected extra argument."),
+        (11, "Union with None."),
+    ]:
+        site = one(sites, line, "commands.py")
+        assert (site.error_class, site.template.text, site.factory, site.form) == (
+            "UsageError",
+            text,
+            "Context.fail",
+            "helper",
+        )
+    # Two classes have a helper ``fail``: without one class named, no record is guessed.
+    assert not [s for s in sites if s.path == "commands.py" and s.line in (8, 12)]
+
+
 def test_error_objects_built_without_raise_carry_their_code():
     sites = mine(
         {

@@ -288,6 +288,21 @@ EXPECTED = [
         },
     ),
     (
+        # ``ctx.fail(...)`` where ``ctx: Context``: a method found through the annotation.
+        "click",
+        "click/core.py",
+        1668,
+        "raise",
+        "UsageError",
+        ["Missing command."],
+        "helper",
+        {
+            "factory": "Context.fail",
+            "i18n": True,
+            "defined_at": Location(path="click/core.py", line=684),
+        },
+    ),
+    (
         "django",
         "django/contrib/admin/checks.py",
         86,

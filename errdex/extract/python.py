@@ -332,6 +332,37 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
+_OPTIONAL_HEADS = frozenset({"Optional", "typing.Optional", "t.Optional", "te.Optional"})
+
+
+def _annotated_class(node: ast.expr, depth: int = 0) -> str | None:
+    """The class an annotation names (``Context``, ``"Context"``, ``Optional[Context]``).
+
+    A union with None counts as its class; any other union, generic or expression is None.
+    """
+    if depth > 3:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        if len(node.value) > _MAX_FRAGMENT:
+            return None
+        try:
+            inner = ast.parse(node.value.strip(), mode="eval").body
+        except (SyntaxError, ValueError):
+            return None
+        return _annotated_class(inner, depth + 1)
+    if isinstance(node, ast.Subscript) and _dotted(node.value) in _OPTIONAL_HEADS:
+        return _annotated_class(node.slice, depth + 1)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        kept = [
+            side
+            for side in (node.left, node.right)
+            if not (isinstance(side, ast.Constant) and side.value is None)
+        ]
+        return _annotated_class(kept[0], depth + 1) if len(kept) == 1 else None
+    name = _dotted(node)
+    return name if name is not None and _is_class_like(name.rpartition(".")[2]) else None
+
+
 def _is_class_like(name: str) -> bool:
     return name[:1].isupper()
 
@@ -1523,6 +1554,16 @@ class _ModuleExtractor:
             spec["class"] = self._scope.cls.qualname if self._scope.cls is not None else None
         else:
             spec["callee"] = _dotted(func)
+            if (
+                isinstance(func, ast.Attribute)
+                and isinstance(func.value, ast.Name)
+                and func.value.id in self._scope.params
+            ):
+                # ``ctx.fail(...)`` with ``ctx: Context``: the method of the annotated class.
+                annotation = self._header().annotations.get(func.value.id)
+                receiver = _annotated_class(annotation) if annotation is not None else None
+                if receiver is not None:
+                    spec["receiver"] = receiver
         if call is None:
             return spec
         args: list[list[list[Any]]] = []
@@ -3264,6 +3305,13 @@ class _Linker:
             qualname, _, attribute = entity[2].rpartition(".")
             found = self.method(entity[1], qualname, attribute)
             return (*found, False) if found else None
+        receiver = call.get("receiver")
+        if entity is None and receiver:
+            # A parameter's method (``ctx.fail(...)``), through the parameter's annotation.
+            cls = self.lookup(module, str(receiver))
+            if cls is not None and cls[0] == "class":
+                found = self.method(cls[1], cls[2], str(callee).rpartition(".")[2])
+                return (*found, True) if found else None
         return None
 
     def _called_function(
