@@ -55,6 +55,10 @@ def test_explain_a_traceback_finds_the_seed_site_with_captures(cli, seeded):
         "Unknown speculative phase: target-verify",
         "ValueError: Unknown speculative phase: target-verify",
         "2026-12-02 10:00:00,123 - sglang - ERROR - ValueError: Unknown speculative phase: x",
+        # The exception's repr, as ``%r``, celery and asyncio log it.
+        "ValueError('Unknown speculative phase: x')",
+        "2026-12-02 10:00:00 ERROR worker: task failed: ValueError('Unknown speculative phase: x')",
+        'Task sglang.run[1f0c] raised unexpected: ValueError("Unknown speculative phase: x")',
     ],
 )
 def test_explain_a_bare_message_or_line(cli, seeded, text):
@@ -62,6 +66,7 @@ def test_explain_a_bare_message_or_line(cli, seeded, text):
     assert result.exit_code == 0, result.output
     best = json.loads(result.output)["matches"][0]
     assert best["kind"] == "exact" and best["record"]["lineNumber"] == 124
+    assert best["captures"]["phase"] in ("target-verify", "x")  # no quote or bracket of a repr
 
 
 def test_explain_reads_stdin_and_files_and_renders(cli, seeded, tmp_path):
@@ -427,8 +432,10 @@ def test_the_index_is_cached_next_to_the_store_and_rebuilt_when_it_changes(
             "another exception occurred:\n\n"
             for n in range(1000)
         ),
+        "a" * 10_000_000 + "('x')",
+        "E('" * 3_000_000 + "')",
     ],
-    ids=["a-bang", "10MB", "binary", "1000-chain"],
+    ids=["a-bang", "10MB", "binary", "1000-chain", "repr-name", "repr-opens"],
 )
 def test_hostile_pastes_answer_within_a_second(tmp_path, seeded, db, hostile):
     import time

@@ -213,6 +213,23 @@ def test_scan_does_not_group_lines_by_templates_with_almost_no_text():
     assert report.unmatched == 1 and "failed request" in report.unknown[0].key
 
 
+def test_scan_reads_an_exception_repr_at_the_end_of_a_line():
+    index = build_index(
+        [row(1, ["Unknown speculative phase: ", "{phase}"]), row(2, ["Missing command."])],
+        version="v",
+    )
+    lines = [
+        "2026-12-02 10:00:00 ERROR worker: failed: ValueError('Unknown speculative phase: a')",
+        'Task run[1f] raised unexpected: ValueError("Unknown speculative phase: b")',
+        "2026-12-02 10:00:02 ERROR cli: UsageError('Missing command.')",
+        "2026-12-02 10:00:03 ERROR cli: not a repr('Missing command.')",
+    ]
+    report = Scanner(index).scan(lines)
+    groups = {g.rowids[0]: g for g in report.groups}
+    assert groups[1].count == 2 and groups[1].captures == ("a",)  # no quote or bracket
+    assert groups[2].count == 1 and report.unmatched == 1
+
+
 def test_mask_hides_variable_parts():
     assert mask("id 0xdeadbeef took 12.5 ms for 'abc'") == "id <hex> took <n> ms for <str>"
 

@@ -41,6 +41,7 @@ from errdex.match.parse import (
     parse,
     quick_init,
     register_recogniser,
+    repr_message,
     strip_ansi,
 )
 
@@ -676,3 +677,21 @@ def test_a_pytest_section_of_an_exception_group_is_read() -> None:
     assert [frame.path for frame in group.frames] == ["/src/tests/test_x.py", "/src/pkg/core.py"]
     members = [(e.error_class, e.relation) for e in parsed.errors if e.relation == "group"]
     assert members == [("ValueError", "group"), ("KeyError", "group")]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("task failed: ValueError('bad phase: draft')", "bad phase: draft"),
+        ('raised unexpected: KeyError("it\'s gone")', "it's gone"),
+        ("requests.exceptions.ConnectionError('refused')", "refused"),
+        ("x = E('a') and F('b')", "b"),
+        ("E('a', 2)", None),  # more than one argument: not the message alone
+        ("print('a')", None),  # a call, not a class
+        ("E('')", None),
+        ("E(')", None),
+        ("no repr here", None),
+    ],
+)
+def test_repr_message_reads_the_repr_that_ends_a_text(text, message):
+    assert repr_message(text) == message

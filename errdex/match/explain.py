@@ -29,7 +29,7 @@ from errdex.match.index import (
     path_variants,
     save_index,
 )
-from errdex.match.parse import Frame, ParsedError, ParsedInput, parse, quick_init
+from errdex.match.parse import Frame, ParsedError, ParsedInput, parse, quick_init, repr_message
 from errdex.models import Match, MatchKind
 from errdex.store.base import RecordStore, SearchQuery
 
@@ -188,6 +188,10 @@ def message_variants(error: ParsedError) -> list[str]:
             named = _FILENAME.sub("", stripped)
             if named != stripped:
                 variants.append(named)
+    # A log line that shows the exception's repr: ``task failed: KeyError('phase')``.
+    text = repr_message(message) if message.endswith(")") else None
+    if text is not None:
+        variants.append(text)
     if message.endswith(")") and (error.error_class or "").endswith("ExceptionGroup"):
         # An exception group prints its message with " (3 sub-exceptions)" after it.
         grouped = _SUB_EXCEPTIONS.sub("", message)

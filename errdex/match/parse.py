@@ -32,6 +32,7 @@ catastrophically. The original text is always kept whole in :attr:`ParsedInput.o
 
 from __future__ import annotations
 
+import ast
 import builtins
 import json
 import re
@@ -58,6 +59,7 @@ __all__ = [
     "Scan",
     "parse",
     "register_recogniser",
+    "repr_message",
     "strip_ansi",
 ]
 
@@ -2196,6 +2198,47 @@ def _without_common_prefix(lines: Sequence[str]) -> list[str] | None:
     if chosen is None:
         return None
     return [line[len(chosen) :] if line.startswith(chosen) else line for line in lines]
+
+
+MAX_REPR_CHARS = 10_000
+"""An exception's repr ending a message is read only when its text is at most this long."""
+_REPR_TRIES = 4
+_REPR_NAME_CHARS = 200
+
+
+def repr_message(message: str) -> str | None:
+    """The text of an exception's repr that ends a message (``… ValueError('bad x')``), or None.
+
+    Logs show it where ``%r``, celery (``raised unexpected: KeyError('x')``) or asyncio print
+    an exception. Only a class-like name (its last part capitalised) with one string argument
+    counts; the message must end with ``')`` or ``")``.
+
+    Examples:
+        >>> repr_message("task failed: ValueError('bad phase: draft')")
+        'bad phase: draft'
+    """
+    if not message.endswith(("')", '")')):
+        return None
+    quote = message[-2]
+    position = len(message) - 1
+    for _ in range(_REPR_TRIES):
+        position = message.rfind("(" + quote, max(0, len(message) - MAX_REPR_CHARS), position)
+        if position <= 0:
+            return None
+        start = position
+        lowest = max(0, position - _REPR_NAME_CHARS)
+        while start > lowest and (message[start - 1].isalnum() or message[start - 1] in "._"):
+            start -= 1
+        name = message[start:position].rpartition(".")[2]
+        if not name[:1].isupper():
+            continue
+        try:
+            value = ast.literal_eval(message[position + 1 : -1])
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, str):
+            return value or None
+    return None
 
 
 def _strength(blocks: Sequence[Block]) -> tuple[int, int]:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from errdex.match.index import SPECIFIC, MatcherIndex
+from errdex.match.parse import repr_message
 
 MAX_LINE = 20_000
 """Longer lines are cut to this many characters before matching (a scan must keep pace)."""
@@ -113,6 +114,16 @@ class Scanner:
             ``(template, captures)`` of the most specific matching template (one with at least
             :data:`~errdex.match.index.SPECIFIC` literal characters), or None.
         """
+        # A line that ends with an exception's repr (``failed: KeyError('x')``): its text first,
+        # so that the captured values hold no quote or bracket of the repr.
+        inner = repr_message(line) if line.endswith(")") else None
+        if inner is not None:
+            found = self._most_specific(inner)
+            if found is not None:
+                return found
+        return self._most_specific(line)
+
+    def _most_specific(self, line: str) -> tuple[int, tuple[str, ...]] | None:
         best: tuple[int, tuple[str, ...]] | None = None
         best_length = -1
         for number, captures in self.index.find_in(line, min_literal=SPECIFIC):
