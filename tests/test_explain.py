@@ -678,3 +678,23 @@ def test_the_hyperscan_engine_gives_the_same_answers(real_store):
             assert [(m.record.id, m.kind, m.score) for m in ours.matches] == [
                 (m.record.id, m.kind, m.score) for m in theirs.matches
             ], message
+
+
+@pytest.mark.parametrize(
+    ("message", "variant"),
+    [
+        ("('Invalid %s', 4)", "Invalid %s"),
+        ('("it\'s bad: %r", None, 3)', "it's bad: %r"),
+        ("('unterminated, 4)", None),
+        ("(4, 'x')", None),
+    ],
+)
+def test_a_message_raised_with_several_arguments_is_tried_by_its_first(message, variant):
+    from errdex.match.explain import message_variants
+    from errdex.match.parse import ParsedError
+
+    variants = message_variants(
+        ParsedError(error_class="ValueError", qualified_class=None, message=message)
+    )
+    assert variants[0] == message
+    assert variants[1:] == ([variant] if variant else [])

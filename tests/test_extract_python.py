@@ -251,6 +251,24 @@ def test_raise_statement_shapes_and_argument_counts():
     assert one(sites, 6).error_class == "ValueError"
 
 
+def test_a_constant_that_is_not_text_is_the_message_it_prints():
+    sites = mine(
+        {
+            "m.py": """\
+            def f(code):
+                raise SystemExit(2)
+                raise KeyError(0)
+                raise SystemExit(code)
+            """
+        }
+    )
+    assert [(s.line, s.template.text, s.form, s.template.is_opaque) for s in sites] == [
+        (2, "2", "constant", False),  # "SystemExit: 2", as IPython and pytest show argparse's exit
+        (3, "0", "constant", False),
+        (4, "{code}", "opaque", True),
+    ]
+
+
 def test_lines_of_the_message_and_of_the_enclosing_function():
     sites = mine(
         {

@@ -2011,7 +2011,11 @@ class _ModuleExtractor:
         arguments: int | None = None,
         params: dict[str, Any] | None = None,
     ) -> None:
-        builds = self.builder.build(message) if message is not None else [Built((), "none")]
+        if type(message) is ast.Constant and not isinstance(message.value, str):
+            # ``raise SystemExit(2)``, ``KeyError(0)``: the exception shows ``str(value)``.
+            builds = [Built((TemplatePart(text=str(message.value)),), "constant")]
+        else:
+            builds = self.builder.build(message) if message is not None else [Built((), "none")]
         if params is not None:
             builds = [_apply_params(b, params) for b in builds]
         self._emit_builds(

@@ -101,6 +101,8 @@ _LEVELS = frozenset({"CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "D
 _ERRNO = re.compile(r"^\[(?:Errno|WinError) -?\d+\] ")
 _FILENAME = re.compile(r": '(?:[^'\\]|\\.)*'(?: -> '(?:[^'\\]|\\.)*')?\Z")
 """The filename (and, for a rename, the target) OSError prints after its message."""
+_TUPLE_HEAD = re.compile(r"""\((?P<text>'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"), """)
+"""The first argument of an exception raised with several, as it prints them (a tuple)."""
 _SUB_EXCEPTIONS = re.compile(r" \(\d+ sub-exceptions?\)\Z")
 
 
@@ -188,6 +190,16 @@ def message_variants(error: ParsedError) -> list[str]:
             named = _FILENAME.sub("", stripped)
             if named != stripped:
                 variants.append(named)
+    if message.startswith(("('", '("')) and message.endswith(")"):
+        # ``raise ValueError("Invalid %s", x)`` prints its arguments: ``('Invalid %s', 4)``.
+        head = _TUPLE_HEAD.match(message)
+        if head is not None:
+            try:
+                first = ast.literal_eval(head["text"])
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                first = None
+            if isinstance(first, str) and first:
+                variants.append(first)
     # A log line that shows the exception's repr: ``task failed: KeyError('phase')``.
     text = repr_message(message) if message.endswith(")") else None
     if text is not None:
