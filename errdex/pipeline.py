@@ -122,6 +122,20 @@ def mine_file_json(
         )
 
 
+_PROBLEM_JSON = '{"problem":'
+"""How the files cache marks a file that failed, in place of its result's JSON."""
+
+_CONTENT_PROBLEMS = frozenset({ProblemKind.SYNTAX, ProblemKind.ENCODING})
+"""Failures the file's content decides: cached with its digest, not retried while unchanged."""
+
+
+def _cached_problem(payload: str) -> Problem | None:
+    """The problem a files cache entry holds for a file that failed, else None."""
+    if not payload.startswith(_PROBLEM_JSON):
+        return None
+    return Problem.model_validate_json(payload[len(_PROBLEM_JSON) : -1])
+
+
 def _clean(value: Any) -> Any:
     if isinstance(value, str):
         return value.encode("utf-8", "backslashreplace").decode("utf-8")
@@ -446,6 +460,9 @@ class Pipeline:
         results: dict[str, tuple[Extractor, FileResult, str]] = {}
         problems: list[Problem] = []
         hits: dict[str, str] = {}
+        failed: list[
+            tuple[str, str, str, str]
+        ] = []  # cached like results: (tag, path, digest, JSON)
         reused = 0
 
         def done(path: str, mined: tuple[FileResult, str] | None, problem: Problem | None) -> None:
@@ -469,8 +486,17 @@ class Pipeline:
             hit = cached.get(file.path)
             if hit is not None:
                 digest, tag, payload = hit
-                if tag == self._tag(self._pick(file.path)) and digest == blob_digest(file.data):
+                problem = _cached_problem(payload)
+                if (
+                    tag == self._tag(self._pick(file.path))
+                    and digest == blob_digest(file.data)
+                    and not (problem is not None and self.settings.strict)  # strict: it raises
+                ):
                     hits[file.path] = payload
+                    if problem is not None:
+                        # A file that failed for its content (a syntax error) fails again.
+                        failed.append((tag, file.path, digest, payload))
+                        done(file.path, None, problem)
                     continue
             extraction.add(file)
 
@@ -500,11 +526,21 @@ class Pipeline:
             self.store.finish_unchanged(info, report=report, run_id=run_id)
             return report
         for path, payload in hits.items():
-            reused += 1
-            done(path, (FileResult.model_validate_json(payload), payload), None)
+            if not payload.startswith(_PROBLEM_JSON):
+                reused += 1
+                done(path, (FileResult.model_validate_json(payload), payload), None)
 
         for file, mined, problem in extraction.results():
             done(file.path, mined, problem)
+            if problem is not None and problem.kind in _CONTENT_PROBLEMS and file.data is not None:
+                failed.append(
+                    (
+                        self._tag(self._pick(file.path)),
+                        file.path,
+                        blob_digest(file.data),
+                        _PROBLEM_JSON + problem.model_dump_json() + "}",
+                    )
+                )
 
         ordered = [results[path] for path in order if path in results]
         sites = self._link([(extractor, result) for extractor, result, _ in ordered])
@@ -531,7 +567,8 @@ class Pipeline:
                 files=[
                     (self._tag(extractor), result.path, result.digest, payload)
                     for extractor, result, payload in ordered
-                ],
+                ]
+                + failed,
             )
         return report
 

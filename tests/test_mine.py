@@ -400,6 +400,30 @@ def test_remining_an_unchanged_source_reuses_everything(cli, tmp_path):
     assert removed["records"] == 4 and not removed["unchanged"]
 
 
+def test_a_file_that_fails_to_parse_is_not_parsed_again_while_unchanged(cli, tmp_path):
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "good.py").write_text('raise ValueError("fine")\n')
+    (src / "bad.py").write_text("def (:\n")
+    first = json.loads(cli("mine", str(src), "--json").output)["sources"][0]
+    assert [p["kind"] for p in first["problems"]] == ["syntax-error"]
+
+    again = json.loads(cli("mine", str(src), "--json").output)["sources"][0]
+    assert again["unchanged"] and again["problems"] == first["problems"]
+    assert again["records"] == 1
+
+    # The cached failure is for that content only: fixed, the file is mined.
+    (src / "bad.py").write_text('raise KeyError("now fine")\n')
+    fixed = json.loads(cli("mine", str(src), "--json").output)["sources"][0]
+    assert not fixed["unchanged"] and fixed["problems"] == [] and fixed["records"] == 2
+    assert fixed["cached"] == 1
+    # --strict still stops at a broken file, cached or not.
+    (src / "bad.py").write_text("def (:\n")
+    assert cli("mine", str(src)).exit_code == 0
+    strict = cli("mine", str(src), "--strict")
+    assert strict.exit_code != 0 and "bad.py:1" in strict.output
+
+
 def test_parallel_mining_gives_the_same_records(cli, tmp_path, db):
     src = tmp_path / "proj"
     src.mkdir()
