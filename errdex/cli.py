@@ -833,7 +833,9 @@ def serve(
 
             raise MissingDependencyError("errdex serve", extra="web") from exc
         options = WebOptions(ingest_token=token)
-        with SQLiteStore(settings.db) as store:
+        # Only a server that takes records (ingest) starts a store; else a mistyped --db
+        # would serve an empty one and leave a stray file.
+        with SQLiteStore(settings.db, create=token is not None) as store:
             # Built (or loaded) once here, so that each worker only loads the cached file.
             Explainer.for_database(store, settings.db, engine=settings.engine)
             ingest = " (ingest on)" if token is not None else ""

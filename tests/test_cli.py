@@ -1,4 +1,6 @@
 import json
+import subprocess
+import sys
 
 import pytest
 from conftest import SEED_FILE
@@ -68,6 +70,14 @@ def test_a_missing_store_is_said_and_never_created(cli, db):
     for command in (["show", "0123456789abcdef"], ["search", "x"], ["stats"], ["explain", "x"]):
         result = cli(*command)
         assert result.exit_code == 2 and f"no store at {db}" in result.output
+    assert not db.exists()
+
+
+def test_serve_refuses_a_missing_store_unless_it_takes_ingested_records(tmp_path, db):
+    # In a subprocess with a timeout: a server that did start would never return.
+    command = [sys.executable, "-m", "errdex", "serve", "--db", str(db), "--port", "0"]
+    refused = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and f"no store at {db}" in refused.stderr
     assert not db.exists()
 
 
