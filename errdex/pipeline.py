@@ -454,6 +454,10 @@ class Pipeline:
         started = time.perf_counter()
         mined_at = utc_now()
         info = source.info.model_copy(update={"mined_at": mined_at})
+        legacy = f"{info.repo}=={info.version}"
+        if info.kind in ("pypi", "installed") and info.key != legacy:
+            # Stores written before a package of a shared repository was keyed apart.
+            self.store.rename_source(legacy, info.key, package=info.package)
         run_id = self.store.begin_run(info)
         cached = self.store.cached_results(info.key)
         order: list[str] = []

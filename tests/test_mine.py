@@ -311,6 +311,62 @@ def test_mine_installed_indexes_distributions_with_versions(tmp_path):
         assert all(r.package == "typer" for r in records)
 
 
+def _distribution(site, name, version, repo_url, module, message):
+    info = site / f"{name}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+        f"Project-URL: Source, {repo_url}\n"
+    )
+    (site / module).mkdir()
+    (site / module / "__init__.py").write_text(f'raise ValueError("{message}")\n')
+    (info / "RECORD").write_text(f"{module}/__init__.py,,\n{info.name}/METADATA,,\n")
+
+
+def test_packages_of_one_repository_and_version_are_stored_apart(tmp_path):
+    """opentelemetry-api and -sdk: one GitHub repository, the same version, two sources."""
+    from errdex.extract.packages import installed_sources
+    from errdex.pipeline import Pipeline
+    from errdex.settings import Settings
+    from errdex.store.base import SearchQuery
+    from errdex.store.sqlite import SQLiteStore
+
+    site = tmp_path / "site"
+    url = "https://github.com/acme/mono"
+    _distribution(site, "acme-api", "1.0", url, "acme_api", "api message")
+    _distribution(site, "acme-sdk", "1.0", url, "acme_sdk", "sdk message")
+    _distribution(site, "mono", "1.0", url, "mono", "own package")
+    sources = installed_sources([str(site)])
+    assert sorted(s.info.key for s in sources) == [
+        "acme/mono:acme-api==1.0",
+        "acme/mono:acme-sdk==1.0",
+        "acme/mono==1.0",  # the repository's own package keeps the short key
+    ]
+    db = tmp_path / "s.sqlite3"
+    with SQLiteStore(db) as store:
+        pipeline = Pipeline(Settings(db=db), store)
+        for source in sources:
+            pipeline.mine(source)
+        assert sorted(r.error_message for r in store.search(SearchQuery(limit=10))[0]) == [
+            "api message",
+            "own package",
+            "sdk message",
+        ]
+    # A store written when both were keyed "acme/mono==1.0": that source is this package's.
+    with sqlite3.connect(db) as connection:
+        connection.execute("DELETE FROM sources WHERE key = 'acme/mono==1.0'")
+        connection.execute(
+            "UPDATE sources SET key = 'acme/mono==1.0' WHERE key = 'acme/mono:acme-api==1.0'"
+        )
+    with SQLiteStore(db) as store:
+        again = Pipeline(Settings(db=db), store).mine(sources[0])
+        assert again.source.key == "acme/mono:acme-api==1.0" and again.unchanged
+        assert sorted(info.key for info, _ in store.sources()) == [
+            "acme/mono:acme-api==1.0",
+            "acme/mono:acme-sdk==1.0",
+        ]
+
+
 def _count(db_path, repo):
     with sqlite3.connect(db_path) as connection:
         return connection.execute(

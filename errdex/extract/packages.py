@@ -25,6 +25,25 @@ def normalize_name(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def package_key(repo: str, package: str, version: str | None) -> str:
+    """The store key of a package release.
+
+    ``repo==version`` when the repository is the package's own; with the package named when
+    the repository holds others (``open-telemetry/opentelemetry-python:opentelemetry-sdk``
+    and ``…:opentelemetry-api`` share versions), so that mining one never replaces another.
+
+    Examples:
+        >>> package_key("psf/requests", "requests", "2.32.3")
+        'psf/requests==2.32.3'
+        >>> package_key("pallets/jinja", "Jinja2", "3.1.4")
+        'pallets/jinja:jinja2==3.1.4'
+    """
+    name = normalize_name(package)
+    if repo.startswith("pypi:") or normalize_name(repo.rpartition("/")[2]) == name:
+        return f"{repo}=={version}"
+    return f"{repo}:{name}=={version}"
+
+
 def repo_of(meta: metadata.PackageMetadata, name: str) -> str:
     """Find the GitHub repository a distribution's metadata points at.
 
@@ -68,7 +87,7 @@ class DistributionSource:
         version = distribution.version
         repo = repo_of(distribution.metadata, name)
         self._info = SourceInfo(
-            key=f"{repo}=={version}",
+            key=package_key(repo, name, version),
             repo=repo,
             kind="installed",
             location=str(distribution.locate_file("")),

@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from errdex.errors import SourceError, SourceNotFoundError, UsageError
 from errdex.extract.archives import ArchiveLimits, ArchiveSource, UnpackedArchive, unpack_archive
-from errdex.extract.packages import normalize_name, repo_of
+from errdex.extract.packages import normalize_name, package_key, repo_of
 from errdex.models import SourceInfo
 
 SPEC_PREFIX = "pypi:"
@@ -498,7 +498,7 @@ class PypiSource(ArchiveSource):
             raise _refusal(spec, manifest)
         chosen = repo or manifest.repo
         info = SourceInfo(
-            key=f"{chosen}=={manifest.version}",
+            key=package_key(chosen, manifest.name, manifest.version),
             repo=chosen,
             kind="pypi",
             location=spec.text,

@@ -98,6 +98,10 @@ class RecordStore(Protocol):
         """Return one source and its record count, or None."""
         ...
 
+    def rename_source(self, old_key: str, new_key: str, *, package: str | None) -> bool:
+        """File a source of ``package`` under a new key; False when there is none to rename."""
+        ...
+
     def upsert_records(self, source: SourceInfo, envelopes: Iterable[RecordEnvelope]) -> int:
         """Add or replace records (by id) of ``source``; return how many were written."""
         ...

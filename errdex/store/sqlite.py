@@ -696,6 +696,26 @@ class SQLiteStore:
                 return info, count
         return None
 
+    def rename_source(self, old_key: str, new_key: str, *, package: str | None) -> bool:
+        """File a source's records, runs and cache under a new key (a key's format changed).
+
+        Only a source of that package is renamed, and only while nothing has the new key.
+
+        Returns:
+            Whether a source was renamed.
+        """
+        with self._write():
+            renamed = self._db.execute(
+                "UPDATE sources SET key = ? WHERE key = ? AND package IS ?"
+                " AND NOT EXISTS (SELECT 1 FROM sources WHERE key = ?)",
+                (new_key, old_key, package, new_key),
+            ).rowcount
+            if renamed:
+                self._db.execute(
+                    "UPDATE runs SET source_key = ? WHERE source_key = ?", (new_key, old_key)
+                )
+        return bool(renamed)
+
     def upsert_records(self, source: SourceInfo, envelopes: Iterable[RecordEnvelope]) -> int:
         """Add or replace records by id within ``source``, in one transaction.
 
