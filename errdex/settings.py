@@ -239,7 +239,10 @@ def resolve_settings(
         table = data.pop("errdex", {})
         if not isinstance(table, dict):
             raise SettingsError(f"'errdex' in {path} must be a table ([errdex])", origin=str(path))
-        section = {**data, **table}
+        # Another tool's table ([tool.x], [server]) is its own business; an unknown plain
+        # value is a typo of a setting, and so is anything unknown in [errdex].
+        others = {n: v for n, v in data.items() if not isinstance(v, dict)}
+        section = {**others, **table}
         for name, value in section.items():
             if name not in Settings.model_fields:
                 raise SettingsError(

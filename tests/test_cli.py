@@ -157,6 +157,22 @@ def test_bad_setting_values_are_usage_errors(runner, tmp_path, monkeypatch):
     config.write_text("nonsense = 1\n")
     result = runner.invoke(app, ["settings", "--config", str(config)])
     assert result.exit_code == 2 and "unknown setting" in result.output
+    config.write_text("[errdex]\nwindow = 5\nwindwo = 6\n")
+    result = runner.invoke(app, ["settings", "--config", str(config)])
+    assert result.exit_code == 2 and "unknown setting 'windwo'" in result.output
+
+
+def test_another_tools_table_in_the_config_file_is_left_alone(runner, tmp_path):
+    from errdex.cli import app
+
+    config = tmp_path / "shared.toml"
+    config.write_text(
+        "jobs = 2\n[errdex]\nwindow = 5\n[tool.other]\nanything = 1\n[server]\nport = 1\n"
+    )
+    result = runner.invoke(app, ["settings", "--json", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["window"]["value"] == 5 and data["jobs"]["value"] == 2
 
 
 def test_errdex_db_env_chooses_the_store(runner, tmp_path, monkeypatch):
