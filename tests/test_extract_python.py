@@ -846,6 +846,59 @@ def test_a_parameters_helper_method_is_found_through_its_annotation():
     assert not [s for s in sites if s.path == "commands.py" and s.line in (8, 12)]
 
 
+def test_a_property_message_and_an_exception_class_an_attribute_holds():
+    sites = mine(
+        {
+            "runtime.py": """\
+            import functools
+            from errors import UndefinedError, errors
+
+            class Undefined:
+                def __init__(self, hint=None, name=None, exc=UndefinedError):
+                    self._hint = hint
+                    self._name = name
+                    self._exc = exc
+
+                @property
+                def _message(self):
+                    if self._hint:
+                        return self._hint
+                    return f"{self._name!r} is undefined"
+
+                def fail(self):
+                    raise self._exc(self._message)
+
+                def not_a_property(self):
+                    return "never shown"
+
+                def other(self):
+                    raise ValueError(self.not_a_property)
+
+            class Field:
+                error_class = errors.ValidationError
+
+                @functools.cached_property
+                def detail(self):
+                    return "This field is required."
+
+                def check(self):
+                    raise self.error_class(self.detail)
+            """
+        }
+    )
+    assert [(s.error_class, s.template.text, s.form) for s in sites if s.line == 17] == [
+        ("UndefinedError", "{self._hint}", "function"),
+        ("UndefinedError", "{self._name} is undefined", "function"),
+    ]
+    # A method that is not a property is not its text: ``self.not_a_property`` is a method.
+    assert one(sites, 23).template.is_opaque
+    field = one(sites, 33)
+    assert (field.error_class, field.template.text) == (
+        "ValidationError",
+        "This field is required.",
+    )
+
+
 def test_error_objects_built_without_raise_carry_their_code():
     sites = mine(
         {

@@ -288,6 +288,22 @@ EXPECTED = [
         },
     ),
     (
+        # The text of a property, raised as the class an ``__init__`` default names.
+        "jinja2",
+        "jinja2/runtime.py",
+        857,
+        "raise",
+        "UndefinedError",
+        [
+            "{object_type_repr(self._undefined_obj)} has no attribute {self._undefined_name}",
+            "{object_type_repr(self._undefined_obj)} has no element {self._undefined_name}",
+            "{self._undefined_hint}",
+            "{self._undefined_name} is undefined",
+        ],
+        "function",
+        {"function": "Undefined._fail_with_undefined_error"},
+    ),
+    (
         # ``ctx.fail(...)`` where ``ctx: Context``: a method found through the annotation.
         "click",
         "click/core.py",

@@ -158,6 +158,8 @@ _EXCEPTION_SUFFIXES = (
     "Critical",
 )
 _CHECK_CLASSES = frozenset({"Error", "Warning", "Critical", "Info", "Debug"})
+_PROPERTIES = frozenset({"property", "cached_property"})
+"""Decorators that make ``self.name`` call the method (``functools.cached_property`` too)."""
 _TEXT_METHODS = frozenset({"__init__", "__str__"})
 """The methods where a class builds the text its instances show."""
 
@@ -361,6 +363,32 @@ def _annotated_class(node: ast.expr, depth: int = 0) -> str | None:
         return _annotated_class(kept[0], depth + 1) if len(kept) == 1 else None
     name = _dotted(node)
     return name if name is not None and _is_class_like(name.rpartition(".")[2]) else None
+
+
+def _defaults(arguments: ast.arguments) -> list[tuple[str, ast.expr]]:
+    """The parameters of a signature that have a default, with it."""
+    positional = [*arguments.posonlyargs, *arguments.args]
+    found = [
+        (argument.arg, default)
+        for argument, default in zip(
+            positional[len(positional) - len(arguments.defaults) :], arguments.defaults, strict=True
+        )
+    ]
+    found += [
+        (argument.arg, default)
+        for argument, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+        if default is not None
+    ]
+    return found
+
+
+def _class_held(node: ast.expr) -> str | None:
+    """The exception class a value names, as written (``UndefinedError``, ``exc.Invalid``)."""
+    name = _dotted(node)
+    if name is None:
+        return None
+    last = name.rpartition(".")[2]
+    return name if _is_class_like(last) and _looks_like_exception(last) else None
 
 
 def _is_class_like(name: str) -> bool:
@@ -662,6 +690,7 @@ class _FunctionInfo:
     helper_status: str | None = None
     returns: list[dict[str, Any]] = field(default_factory=list)
     messages: list[Built] = field(default_factory=list)
+    is_property: bool = False
 
     def export(self) -> dict[str, Any] | None:
         texts = any(_literal_length(b.parts) or has_reference(b.parts) for b in self.messages)
@@ -670,6 +699,8 @@ class _FunctionInfo:
         data: dict[str, Any] = {"line": self.line, "params": self.params}
         if self.method:
             data["method"] = self.method
+        if self.is_property:
+            data["property"] = True
         if self.defaults:
             data["defaults"] = _export_table(self.defaults)
         if self.ints:
@@ -1332,20 +1363,12 @@ class _ModuleExtractor:
                 if direct_method and decorators & {"staticmethod", "classmethod"}
                 else ("method" if direct_method else "")
             ),
+            is_property=direct_method
+            and any(
+                (_dotted(d) or "").rpartition(".")[2] in _PROPERTIES for d in node.decorator_list
+            ),
         )
-        defaults = list(
-            zip(
-                positional[len(positional) - len(arguments.defaults) :],
-                arguments.defaults,
-                strict=True,
-            )
-        )
-        defaults += [
-            (a.arg, d)
-            for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
-            if d is not None
-        ]
-        for name, default in defaults:
+        for name, default in _defaults(arguments):
             if isinstance(default, ast.Constant) and isinstance(default.value, str):
                 info.defaults[name] = [
                     Built(
@@ -1623,6 +1646,10 @@ class _ModuleExtractor:
                 return
         arguments = len(call.args) + len(call.keywords)
         name = _class_name(func)
+        held = self._held_class(func)
+        if held is not None:
+            # ``raise self._undefined_exception(msg)`` with ``exc=UndefinedError`` by default.
+            name, func = held.rpartition(".")[2], ast.parse(held, mode="eval").body
         message = self._message_argument(call)
         if (
             (name is None or not _is_class_like(name))
@@ -1667,6 +1694,41 @@ class _ModuleExtractor:
             arguments=arguments,
             params=self._params_keyword(call),
         )
+
+    def _held_class(self, func: ast.expr) -> str | None:
+        """The exception class ``self.attr`` holds, when the class says which.
+
+        A class attribute set to a class (``error_class = ValidationError``), else the default
+        of the ``__init__`` parameter the attribute is set from (``exc=UndefinedError``).
+        """
+        if not (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "self"
+            and self._scope.cls is not None
+        ):
+            return None
+        cls = self._scope.cls
+        node = self._class_defs.get(cls.qualname)
+        if node is None:
+            return None
+        param = cls.attribute_params.get(func.attr)
+        for statement in node.body:
+            if (
+                param is None
+                and isinstance(statement, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == func.attr for t in statement.targets)
+            ):
+                return _class_held(statement.value)
+            if (
+                param is not None
+                and isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and statement.name == "__init__"
+            ):
+                for name, default in _defaults(statement.args):
+                    if name == param:
+                        return _class_held(default)
+        return None
 
     def _params_keyword(self, call: ast.Call) -> dict[str, Any] | None:
         """Django's ``ValidationError(msg, params={...})``: ``%(name)s`` holes filled later."""
@@ -3096,6 +3158,10 @@ class _Linker:
             found = self._attribute_in(module, module, qualname, attribute, key, depth)
             if found is not None:
                 return found
+            if key is None:
+                found = self._property_message(module, qualname, attribute, depth)
+                if found is not None:
+                    return found
             # An abstract base that only its subclasses complete: one alternative each.
             texts: list[_Text] = []
             for sub_module, sub_name in self.subclasses(module, qualname):
@@ -3126,6 +3192,19 @@ class _Linker:
                 inherited = [_Text(t.parts, t.i18n, t.defined_at, "imported") for t in inherited]
             return inherited
         return None
+
+    def _property_message(
+        self, module: str, qualname: str, attribute: str, depth: int
+    ) -> list[_Text] | None:
+        """The messages a property returns (jinja's ``self._undefined_message``)."""
+        found = self.method(module, qualname, attribute)
+        if found is None:
+            return None
+        owner, name = found
+        function = self.modules[owner].get("functions")[name]
+        if not function.get("property") or not function.get("message"):
+            return None
+        return self._texts_deep(owner, function["message"], "function", depth) or None
 
     def _attribute_in(
         self,
