@@ -899,6 +899,59 @@ def test_a_property_message_and_an_exception_class_an_attribute_holds():
     )
 
 
+def test_a_class_text_that_decorates_the_message_the_raise_gives():
+    sites = mine(
+        {
+            "exc.py": """\
+            class HasCode:
+                code = None
+
+                def _code_str(self):
+                    return f"(Background on this error at: https://sqlalche.me/e/{self.code})"
+
+                def __str__(self):
+                    message = super().__str__()
+                    if self.code:
+                        message = "%s %s" % (message, self._code_str())
+                    return message
+
+            class SQLError(HasCode, Exception):
+                def _message(self):
+                    if len(self.args) == 1:
+                        text = str(self.args[0])
+                        return text
+                    return str(self.args)
+
+                def __str__(self):
+                    return self._message() + "."
+
+            class NoResultFound(HasCode, Exception):
+                code = "xyz"
+
+            class Empty(SQLError):
+                pass
+            """,
+            "use.py": """\
+            from exc import NoResultFound, Empty
+
+            def f(name, a, b):
+                raise NoResultFound("No row was found for %r" % name)
+                raise NoResultFound()
+                raise NoResultFound(a, b)
+                raise Empty(f"nothing in {name}")
+            """,
+        }
+    )
+    assert texts(sites, 4, "use.py") == [
+        "No row was found for {name}",
+        "No row was found for {name} {self._code_str()}",
+    ]
+    # What the class shows of no argument, or of two, is not the raise's: its own text stays.
+    assert texts(sites, 5, "use.py") == [""]
+    assert texts(sites, 6, "use.py") == ["{a}"]
+    assert texts(sites, 7, "use.py") == ["nothing in {name}."]
+
+
 def test_error_objects_built_without_raise_carry_their_code():
     sites = mine(
         {

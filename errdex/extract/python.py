@@ -83,6 +83,7 @@ from http import HTTPStatus
 from typing import Any
 
 from errdex.analyze.templates import (
+    REFERENCE_STYLE,
     Built,
     TemplateBuilder,
     apply_operations,
@@ -158,6 +159,10 @@ _EXCEPTION_SUFFIXES = (
     "Critical",
 )
 _CHECK_CLASSES = frozenset({"Error", "Warning", "Critical", "Info", "Debug"})
+_GIVEN_HOLE = "self.args[0]"
+_GIVEN_TEXTS = frozenset({"super().__str__()", _GIVEN_HOLE, "str(self.args[0])"})
+_ARGS_TEXTS = frozenset({"self.args", "str(self.args)", "repr(self.args)"})
+"""Holes that show the message an exception was given (see ``_with_given``)."""
 _PROPERTIES = frozenset({"property", "cached_property"})
 """Decorators that make ``self.name`` call the method (``functools.cached_property`` too)."""
 _TEXT_METHODS = frozenset({"__init__", "__str__"})
@@ -858,6 +863,10 @@ class _ModuleExtractor:
     def _resolve(self, node: ast.expr) -> Sequence[Built] | None:
         scope = self._scope
         kind = type(node)
+        if (kind is ast.Call or kind is ast.Subscript) and self._is_given_message(node):
+            # What the exception was given (SQLAlchemy's ``message = super().__str__()``,
+            # then ``message + " (Background …)"``): bound to the raise's argument at link.
+            return [reference(_GIVEN_HOLE, {"args": 0})]
         if kind is ast.Name:
             name: str = node.id  # type: ignore[attr-defined]
             if name in scope.variables:
@@ -937,6 +946,63 @@ class _ModuleExtractor:
             if head in self.imports or head in self.top_names:
                 return [reference(text, {"name": chain, "key": key})]
         return None
+
+    def _with_given(self, built: Sequence[Built]) -> list[Built]:
+        """Make the holes that show the message the exception was given references to it.
+
+        ``"%s (see %s)" % (message, self.code)`` after ``message = super().__str__()``: the
+        hole ``message`` is that message (a hole only shows its expression otherwise).
+        """
+        variables = self._scope.variables
+        given = reference(_GIVEN_HOLE, {"args": 0}).parts[0]
+
+        def is_given(part: TemplatePart) -> bool:
+            if not part.hole or part.style.startswith(REFERENCE_STYLE):
+                return False
+            if part.text in _GIVEN_TEXTS:
+                return True
+            held = variables.get(part.text)
+            return held is not None and bool(held) and all(b.parts == (given,) for b in held)
+
+        return [
+            Built(tuple(given if is_given(p) else p for p in b.parts), b.form, b.i18n, b.defined_at)
+            if any(is_given(p) for p in b.parts)
+            else b
+            for b in built
+        ]
+
+    def _is_given_message(self, node: ast.expr) -> bool:
+        """Whether, in an exception class's method, an expression is the message it was given.
+
+        ``super().__str__()``, ``Exception.__str__(self)`` and ``self.args[0]``.
+        """
+        scope = self._scope
+        if scope.cls is None or scope.function is None:
+            return False
+        if isinstance(node, ast.Subscript):
+            return (
+                isinstance(node.value, ast.Attribute)
+                and node.value.attr == "args"
+                and isinstance(node.value.value, ast.Name)
+                and node.value.value.id == "self"
+                and isinstance(node.slice, ast.Constant)
+                and node.slice.value == 0
+            )
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            return False
+        func = node.func
+        if func.attr != "__str__" or node.keywords:
+            return False
+        owner = func.value
+        if isinstance(owner, ast.Call):  # super().__str__(), super(Cls, self).__str__()
+            return isinstance(owner.func, ast.Name) and owner.func.id == "super" and not node.args
+        return (
+            isinstance(owner, ast.Name)
+            and owner.id in _BUILTIN_EXCEPTIONS
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id == "self"
+        )
 
     def _resolve_call(self, call: ast.Call) -> Sequence[Built] | None:
         """A call of a function of the source that may return a message (``self.msg(x)``)."""
@@ -1478,6 +1544,8 @@ class _ModuleExtractor:
                     ):
                         built = [b for b in self.builder.build(value) if b.form != "opaque"]
                 scope.bound.add(target.id)
+                if built and scope.cls is not None:
+                    built = self._with_given(built)
                 if built:
                     variables[target.id] = [
                         Built(
@@ -1755,7 +1823,7 @@ class _ModuleExtractor:
             if len(scope.cls.str_text) < 8:
                 scope.cls.str_text.extend(
                     Built(b.parts, b.form, b.i18n, Location(path=self.path, line=statement.lineno))
-                    for b in self.builder.build(value)
+                    for b in self._with_given(self.builder.build(value))
                 )
             return
         if isinstance(value, ast.Await):
@@ -1792,9 +1860,10 @@ class _ModuleExtractor:
             return
         if not self.builder.is_string_like(value):
             return
+        built = self.builder.build(value)
         info.messages.extend(
-            Built(built.parts, built.form, built.i18n, Location(path=self.path, line=line))
-            for built in self.builder.build(value)
+            Built(b.parts, b.form, b.i18n, Location(path=self.path, line=line))
+            for b in (self._with_given(built) if self._scope.cls is not None else built)
         )
 
     def _factory_return(self, info: _FunctionInfo, call: ast.Call, name: str, line: int) -> None:
@@ -3002,6 +3071,8 @@ class _Linker:
         self._ancestors: dict[tuple[str, str], list[str]] = {}
         self._instance: tuple[str, str] | None = None
         """The raised class whose inherited text is being bound (its ``self.x`` come first)."""
+        self._given: tuple[TemplatePart, ...] | None = None
+        """The message the raise gives the class whose text is being bound (``self.args[0]``)."""
 
     # -- lookups ---------------------------------------------------------------------------
 
@@ -3142,6 +3213,8 @@ class _Linker:
     ) -> list[_Text] | None:
         """Resolve one reference (a constant, a class attribute, a table entry)."""
         key = target.get("key")
+        if "args" in target:  # the message the raise gives (see ``_with_given``)
+            return [_Text(self._given)] if self._given is not None else None
         if "call" in target:
             return self.function_message(module, target["call"], depth)
         if "self" in target:
@@ -3340,10 +3413,19 @@ class _Linker:
             else:
                 unmapped = True
         self._instance = (module, qualname)
+        self._given = passed_message = self._given_message(module, call)
         try:
             texts = self._texts(owner, text["templates"], "class-template")
         finally:
-            self._instance = None
+            self._instance = self._given = None
+        if passed_message is None and any(
+            p.hole and p.text == _GIVEN_HOLE for t in texts for p in t.parts
+        ):
+            return None  # the text shows what the raise gives, and that is not one argument
+        if passed_message is not None:
+            # ``if len(self.args) == 1: … else: return str(self.args)``: one argument given.
+            one = [t for t in texts if not any(p.hole and p.text in _ARGS_TEXTS for p in t.parts)]
+            texts = one or texts
         # ``message = message or default``: the bare parameter is what a caller passes, the
         # other alternatives what is used when it passes nothing.
         direct = [
@@ -3363,6 +3445,15 @@ class _Linker:
                 _Text(bind_holes(t.parts, values, names=names), t.i18n, t.defined_at, t.form)
             )
         return bound
+
+    def _given_message(
+        self, module: str, call: Mapping[str, Any]
+    ) -> tuple[TemplatePart, ...] | None:
+        """What ``str(self.args[0])`` is for a raise: its one argument, else unknown."""
+        args = call.get("args") or []
+        if call.get("star") or len(args) != 1:
+            return None
+        return self.expand(module, _load_parts(args[0]))[0].parts
 
     def method(self, module: str, qualname: str | None, name: str) -> tuple[str, str] | None:
         """Find ``self.name`` of a class through its bases."""
