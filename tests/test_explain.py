@@ -164,6 +164,34 @@ def test_a_chained_error_raised_near_the_first_one_is_the_last_ones(cli, tmp_pat
     assert list(best["captures"].values()) == ["'zz'"]
 
 
+def test_a_message_holding_another_classes_template_still_finds_its_own(cli, tmp_path):
+    # urllib3: the MaxRetryError message ends with the NewConnectionError it was caused by,
+    # whose template (it begins with a hole) matches the whole message. That match, of a
+    # class the paste contradicts, must not end the search for MaxRetryError's own template.
+    body = (
+        "class NewConnectionError(Exception):\n"
+        "    pass\n"
+        "class MaxRetryError(Exception):\n"
+        "    pass\n"
+        "def connect(self, e):\n"
+        '    raise NewConnectionError(f"{self}: Failed to establish a new connection: {e}")\n'
+        "def retry(pool, url, reason):\n"
+        "    # (urllib3's base class puts the pool before it: the paste shows more)\n"
+        "    raise MaxRetryError(\n"
+        '        f"Max retries exceeded with url: {url} (Caused by {reason!r})"\n'
+        "    )\n"
+    )
+    paste = (
+        "urllib3.exceptions.MaxRetryError: HTTPConnectionPool(host='localhost', port=1): Max"
+        " retries exceeded with url: /x (Caused by NewConnectionError('<HTTPConnection"
+        " object>: Failed to establish a new connection: [Errno 111] Connection refused'))"
+    )
+    code, answer = explain_mined(cli, tmp_path, "urllib3/util/retry.py", body, paste)
+    assert code == 0, answer
+    best = answer["matches"][0]
+    assert best["kind"] == "exact" and best["record"]["errorClass"] == "MaxRetryError"
+
+
 def test_both_raise_sites_of_a_chain_a_few_lines_apart_are_exact(cli, tmp_path):
     body = (
         "def lookup(table, key):\n"

@@ -92,6 +92,9 @@ def _names_a_class(name: str) -> bool:
     return last[:1].isupper()
 
 
+_CLASS_CHECKS = 50
+"""At most this many records of a matching template are checked against the pasted class."""
+
 _CLASSLESS = (".go", ".rs")
 """Sources whose errors carry no class a trace prints: Go shows ``panic:`` or nothing, Rust's
 ``main`` prints ``Error:`` whatever the error type, so a different pasted class is no
@@ -397,7 +400,9 @@ class Explainer:
         """
         index = self.index
         variants = message_variants(error)
-        if not self._verify_variants(number, variants, candidates, note=""):
+        if not self._verify_variants(
+            number, variants, candidates, note="", wanted=error.error_class
+        ):
             self._fall_back(number, error, candidates, paste, lead)
         frames = error.frames or self._mentions(paste)
         for position, frame in enumerate(frames):
@@ -446,7 +451,9 @@ class Explainer:
             note = (
                 f"the message's first {count} paragraph(s) match the template; the rest follows it"
             )
-            if self._verify_variants(number, [leading], candidates, note=note):
+            if self._verify_variants(
+                number, [leading], candidates, note=note, wanted=error.error_class
+            ):
                 return
         if error.truncated:
             if self._verify_cut(number, message, candidates):
@@ -457,7 +464,9 @@ class Explainer:
             return
         if lead and lead != message.strip():
             note = "the text before the traceback matches the template"
-            if self._verify_variants(number, [lead], candidates, note=note):
+            if self._verify_variants(
+                number, [lead], candidates, note=note, wanted=error.error_class
+            ):
                 return
             if "\n" in lead and self._verify_cut(number, lead, candidates, marked=False):
                 return
@@ -503,12 +512,28 @@ class Explainer:
         return tuple(frames)
 
     def _verify_variants(
-        self, number: int, variants: list[str], candidates: dict[int, _Candidate], *, note: str
+        self,
+        number: int,
+        variants: list[str],
+        candidates: dict[int, _Candidate],
+        *,
+        note: str,
+        wanted: str | None,
     ) -> int:
         """Add the records whose template produces one of the variants.
 
+        Args:
+            number: The error's position in the parse.
+            variants: The texts its message may be (see :func:`message_variants`).
+            candidates: Where candidates are collected.
+            note: The evidence to give matches instead of the plain one.
+            wanted: The pasted class, if any.
+
         Returns:
-            How many of them have a specific template (:data:`SPECIFIC` literal characters).
+            How many of them have a specific template (:data:`SPECIFIC` literal characters)
+            with a record of a class the pasted one does not contradict: only such a match
+            makes the further searches of :meth:`_fall_back` needless (urllib3's
+            ``MaxRetryError`` message holds a ``NewConnectionError`` template).
         """
         index = self.index
         specific = 0
@@ -518,12 +543,26 @@ class Explainer:
             for template, captures, loosely in index.verify(proposed, variant, loose=loose):
                 if loosely and not note:
                     note = "the message matches the template apart from its whitespace"
-                if index.literal_length(template) >= SPECIFIC:
+                if index.literal_length(template) >= SPECIFIC and (
+                    not wanted
+                    or not all(
+                        self._contradicts(wanted, record)
+                        for record in index.records_of(template, _CLASS_CHECKS)
+                    )
+                ):
                     specific += 1
                 self._add_records(template, number, captures, note, candidates)
             if specific:
                 break
         return specific
+
+    def _contradicts(self, wanted: str, record: int) -> bool:
+        """Whether a pasted class rules a record out (the test :meth:`_score` penalises)."""
+        index = self.index
+        have = index.error_class(record)
+        if same_class(wanted, have) or wanted.upper() in _LEVELS or have.upper() in _LEVELS:
+            return False
+        return _names_a_class(have) and not index.path(record).endswith(_CLASSLESS)
 
     def _verify_cut(
         self,
