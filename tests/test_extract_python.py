@@ -952,6 +952,47 @@ def test_a_class_text_that_decorates_the_message_the_raise_gives():
     assert texts(sites, 7, "use.py") == ["nothing in {name}."]
 
 
+def test_a_factory_that_looks_its_message_up_by_the_key_its_caller_passes():
+    # marshmallow: ``raise self.make_error("invalid")``; ``make_error`` reads
+    # ``self.error_messages[key]``, the caller's class's table first.
+    sites = mine(
+        {
+            "fields.py": """\
+            class ValidationError(Exception):
+                pass
+
+            class Field:
+                default_error_messages = {"required": "Missing data for required field."}
+
+                def make_error(self, key, **kwargs):
+                    msg = self.error_messages[key]
+                    if isinstance(msg, str):
+                        msg = msg.format(**kwargs)
+                    return ValidationError(msg)
+
+                def deserialize(self, value):
+                    if value is None:
+                        raise self.make_error("required")
+
+            class Integer(Field):
+                default_error_messages = {
+                    "invalid": "Not a valid integer.",
+                    "too_large": "Number too large, at most {max}.",
+                }
+
+                def _validated(self, value):
+                    if not value:
+                        raise self.make_error("invalid")
+                    raise self.make_error("too_large", max=10)
+            """
+        }
+    )
+    assert texts(sites, 15) == ["Missing data for required field."]
+    assert texts(sites, 25) == ["Not a valid integer."]
+    assert texts(sites, 26) == ["Number too large, at most 10.", "Number too large, at most {max}."]
+    assert one(sites, 25).form == "factory" and one(sites, 25).error_class == "ValidationError"
+
+
 def test_error_objects_built_without_raise_carry_their_code():
     sites = mine(
         {

@@ -923,6 +923,22 @@ class _ModuleExtractor:
                     entry = ast.Subscript(value=node.value, slice=branch, ctx=ast.Load())  # type: ignore[attr-defined]
                     found.extend(self._resolve(entry) or [])
                 return found or None
+            if (
+                isinstance(key_node, ast.Name)
+                and key_node.id in scope.params
+                and scope.cls is not None
+                and (_dotted(node.value) or "").startswith("self.")  # type: ignore[attr-defined]
+            ):
+                # ``self.error_messages[key]`` in marshmallow's ``make_error(self, key)``: the
+                # entry the caller names, in the caller's class's table (bound at link).
+                attribute = str(_dotted(node.value))[len("self.") :]  # type: ignore[attr-defined]
+                if "." not in attribute:
+                    target = {
+                        "self": attribute,
+                        "key_param": key_node.id,
+                        "class": scope.cls.qualname,
+                    }
+                    return [reference(source_text(node), target)]
             if not (isinstance(key_node, ast.Constant) and isinstance(key_node.value, str)):
                 return None
             key = key_node.value
@@ -3071,6 +3087,10 @@ class _Linker:
         self._ancestors: dict[tuple[str, str], list[str]] = {}
         self._instance: tuple[str, str] | None = None
         """The raised class whose inherited text is being bound (its ``self.x`` come first)."""
+        self._caller: tuple[str, str] | None = None
+        """The class of the code that calls the factory whose texts are being resolved."""
+        self._call_values: Mapping[str, Sequence[TemplatePart]] | None = None
+        """The arguments of the factory call whose texts are being resolved, by parameter."""
         self._given: tuple[TemplatePart, ...] | None = None
         """The message the raise gives the class whose text is being bound (``self.args[0]``)."""
 
@@ -3213,6 +3233,18 @@ class _Linker:
     ) -> list[_Text] | None:
         """Resolve one reference (a constant, a class attribute, a table entry)."""
         key = target.get("key")
+        if "key_param" in target:
+            # A table entry a factory's parameter names: the key the call passes.
+            passed = (self._call_values or {}).get(str(target["key_param"]))
+            if not passed or len(passed) != 1 or passed[0].hole:
+                return None
+            key = passed[0].text
+            caller = self._caller
+            if caller is not None and (module, str(target["class"])) in self.mro(*caller):
+                found = self._attribute_in(module, *caller, str(target["self"]), key, depth)
+                if found is not None:
+                    return found
+            target = {"self": target["self"], "key": key, "class": target["class"]}
         if "args" in target:  # the message the raise gives (see ``_with_given``)
             return [_Text(self._given)] if self._given is not None else None
         if "call" in target:
@@ -3530,6 +3562,24 @@ class _Linker:
             return None
         owner, qualname, function, values = bound
         returns = function["returns"]
+        saved = self._call_values, self._caller
+        self._call_values = values
+        # ``self.make_error("invalid")``: the caller's class's own table entries first.
+        self._caller = (
+            (module, str(call["class"])) if call.get("self") and call.get("class") else None
+        )
+        try:
+            return self._factory_results(owner, qualname, returns, values)
+        finally:
+            self._call_values, self._caller = saved
+
+    def _factory_results(
+        self,
+        owner: str,
+        qualname: str,
+        returns: Sequence[Mapping[str, Any]],
+        values: Mapping[str, Sequence[TemplatePart]],
+    ) -> list[tuple[str, _Text, str, Mapping[str, Any]]] | None:
         results: list[tuple[str, _Text, str, Mapping[str, Any]]] = []
         for entry in returns:
             texts: list[_Text] | None = None
@@ -3541,7 +3591,9 @@ class _Linker:
             if not texts:
                 texts = self._texts(owner, entry.get("templates") or [], "factory")
             for text in texts:
-                parts = bind_holes(text.parts, values)
+                parts = merge_parts(bind_holes(text.parts, values))
+                if any(found[0] == entry["class"] and found[1].parts == parts for found in results):
+                    continue  # ``msg`` and ``msg.format(**kwargs)`` of a text without fields
                 results.append(
                     (
                         str(entry["class"]),
