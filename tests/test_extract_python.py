@@ -993,6 +993,48 @@ def test_a_factory_that_looks_its_message_up_by_the_key_its_caller_passes():
     assert one(sites, 25).form == "factory" and one(sites, 25).error_class == "ValidationError"
 
 
+def test_a_helper_that_hands_the_message_to_another_helper():
+    # SQLAlchemy: ``util.warn(msg)`` → ``_warnings_warn(msg, SAWarning)`` → ``warnings.warn``.
+    sites = mine(
+        {
+            "pkg/util/langhelpers.py": """\
+            import warnings
+
+            class SAWarning(RuntimeWarning):
+                pass
+
+            def _warnings_warn(message, category=None, stacklevel=2):
+                warnings.warn(message, category, stacklevel=stacklevel + 1)
+
+            def warn(msg, code=None):
+                _warnings_warn(msg, SAWarning)
+
+            def warn_twice_removed(msg):
+                warn(msg)
+            """,
+            "pkg/util/__init__.py": "from .langhelpers import warn, warn_twice_removed\n",
+            "pkg/compiler.py": """\
+            from . import util
+
+            def check(froms):
+                util.warn("SELECT statement has a cartesian product between %s" % froms)
+                util.warn_twice_removed("Two helpers deep: %s" % froms)
+                util.warn(froms)
+            """,
+        }
+    )
+    first = one(sites, 4, "pkg/compiler.py")
+    assert (first.kind, first.error_class, first.form, first.template.text) == (
+        SiteKind.WARN,
+        "SAWarning",
+        "helper",
+        "SELECT statement has a cartesian product between {froms}",
+    )
+    assert first.defined_at == Location(path="pkg/util/langhelpers.py", line=7)
+    assert one(sites, 5, "pkg/compiler.py").template.text == "Two helpers deep: {froms}"
+    assert not [s for s in sites if s.path == "pkg/compiler.py" and s.line == 6]
+
+
 def test_error_objects_built_without_raise_carry_their_code():
     sites = mine(
         {

@@ -159,6 +159,8 @@ _EXCEPTION_SUFFIXES = (
     "Critical",
 )
 _CHECK_CLASSES = frozenset({"Error", "Warning", "Critical", "Info", "Debug"})
+_MAX_HELPER_DEPTH = 3
+"""A message handed from helper to helper is followed this many calls deep."""
 _GIVEN_HOLE = "self.args[0]"
 _GIVEN_TEXTS = frozenset({"super().__str__()", _GIVEN_HOLE, "str(self.args[0])"})
 _ARGS_TEXTS = frozenset({"self.args", "str(self.args)", "repr(self.args)"})
@@ -696,10 +698,11 @@ class _FunctionInfo:
     returns: list[dict[str, Any]] = field(default_factory=list)
     messages: list[Built] = field(default_factory=list)
     is_property: bool = False
+    forwards: list[dict[str, Any]] = field(default_factory=list)
 
     def export(self) -> dict[str, Any] | None:
         texts = any(_literal_length(b.parts) or has_reference(b.parts) for b in self.messages)
-        if not self.returns and not self.helper_sites and not texts:
+        if not self.returns and not self.helper_sites and not texts and not self.forwards:
             return None
         data: dict[str, Any] = {"line": self.line, "params": self.params}
         if self.method:
@@ -714,6 +717,8 @@ class _FunctionInfo:
             data["returns"] = self.returns
         if texts:
             data["message"] = _export_list(self.messages[:8])
+        if self.forwards:
+            data["forwards"] = {"param": self.helper_param, "calls": self.forwards[:4]}
         if self.helper_sites:
             data["helper"] = {
                 "param": self.helper_param,
@@ -2015,7 +2020,10 @@ class _ModuleExtractor:
         if name is None or _is_class_like(name) or not _helper_like(name):
             return False
         if name in _LOG_LEVELS or name in ("warn", "warning"):
-            return False
+            # ``warnings.warn`` and ``logger.warning`` are sites; ``util.warn`` may be a helper.
+            receiver = _dotted(func.value) if isinstance(func, ast.Attribute) else None
+            if receiver is None or receiver == "warnings" or "log" in receiver.lower():
+                return False
         message: ast.expr | None = None
         for keyword in call.keywords:
             if keyword.arg in HELPER_PARAMETERS:
@@ -2026,6 +2034,17 @@ class _ModuleExtractor:
                 if not isinstance(argument, ast.Starred) and self.builder.is_string_like(argument):
                     message = argument
                     break
+        info = self._scope.info
+        if (
+            info is not None
+            and info.helper_param is not None
+            and isinstance(message, ast.Name)
+            and message.id == info.helper_param
+        ):
+            # A helper of a helper (SQLAlchemy's ``warn(msg)`` → ``_warnings_warn(msg, …)``):
+            # the link step makes this function a helper too.
+            info.forwards.append(self._call_spec(call, func))
+            return False
         if message is None or not self.builder.is_string_like(message):
             return False
         built = self.builder.build(message)[0]
@@ -3683,22 +3702,17 @@ class _Linker:
             return None
         owner, qualname, skip = found
         function = self.modules[owner].get("functions")[qualname]
-        helper = function.get("helper")
-        if not helper:
+        target = self._helper_target(owner, qualname, 0)
+        if target is None:
             return None
+        inner, parameter, parts, error_class, last = target
         params = list(function.get("params") or [])
         params = params[_implicit(function, skip) :]
         values, passed = self._arguments(module, call, params, function.get("defaults") or {})
-        parameter = helper.get("param")
         if parameter not in passed or not _literal_length(values[parameter]):
             return None
-        result = self._result_of(owner)
-        index = helper["sites"][0]
-        if result is None or index >= len(result.sites):
-            return None
-        inner = result.sites[index]
         status = inner.http_status
-        status_param = helper.get("status")
+        status_param = (function.get("helper") or {}).get("status")
         if status_param:
             status = (call.get("ints") or {}).get(status_param, status)
         site = RaiseSite.model_validate(candidate["site"])
@@ -3706,20 +3720,62 @@ class _Linker:
             site.model_copy(
                 update={
                     "kind": inner.kind,
-                    "error_class": inner.error_class,
+                    "error_class": error_class,
                     "severity": inner.severity,
                     "http_status": status,
                     "error_code": inner.error_code,
-                    "template": MessageTemplate(
-                        parts=merge_parts(bind_holes(inner.template.parts, values))
-                    ),
+                    "template": MessageTemplate(parts=merge_parts(bind_holes(parts, values))),
                     "form": "helper",
                     "defined_at": Location(path=inner.path, line=inner.line),
                     "factory": qualname,
                 }
             ),
-            (owner, qualname),
+            last,
         )
+
+    def _helper_target(
+        self, owner: str, qualname: str, depth: int
+    ) -> tuple[RaiseSite, str, tuple[TemplatePart, ...], str, tuple[str, str]] | None:
+        """Where a helper's message ends up, through helpers it hands the message on to.
+
+        Returns:
+            ``(the site that raises or logs it, the helper's message parameter, that site's
+            template in terms of the helper's parameters, the class, the last helper)``.
+        """
+        function = self.modules[owner].get("functions")[qualname]
+        helper = function.get("helper")
+        if helper:
+            result = self._result_of(owner)
+            index = helper["sites"][0]
+            if result is None or index >= len(result.sites):
+                return None
+            inner = result.sites[index]
+            parts = inner.template.parts
+            return inner, str(helper.get("param")), parts, inner.error_class, (owner, qualname)
+        forwards = function.get("forwards")
+        if not forwards or depth >= _MAX_HELPER_DEPTH:
+            return None
+        for forward in forwards["calls"]:
+            found = self.function_of(owner, forward)
+            if found is None:
+                continue
+            next_owner, next_name, skip = found
+            target = self._helper_target(next_owner, next_name, depth + 1)
+            if target is None:
+                continue
+            inner, parameter, parts, error_class, last = target
+            called = self.modules[next_owner].get("functions")[next_name]
+            params = list(called.get("params") or [])[_implicit(called, skip) :]
+            values, passed = self._arguments(owner, forward, params, called.get("defaults") or {})
+            if parameter not in passed:
+                continue
+            passed_class = values.get(error_class)
+            if passed_class and len(passed_class) == 1:
+                # ``warnings.warn(message, category)`` with the category this helper passes.
+                name = passed_class[0].text.rpartition(".")[2]
+                error_class = name if _is_class_like(name) else error_class
+            return inner, str(forwards["param"]), bind_holes(parts, values), error_class, last
+        return None
 
     def _result_of(self, module: str) -> FileResult | None:
         return self.by_path.get(self.modules[module].path)
