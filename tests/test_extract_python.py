@@ -1035,6 +1035,36 @@ def test_a_helper_that_hands_the_message_to_another_helper():
     assert not [s for s in sites if s.path == "pkg/compiler.py" and s.line == 6]
 
 
+def test_an_exception_built_into_a_variable_is_raised_where_the_raise_is():
+    # marshmallow's Schema.load: ``exc = ValidationError(errors, …)`` … ``raise exc``.
+    sites = mine(
+        {
+            "m.py": """\
+            def load(self, data, errors):
+                if errors:
+                    exc = ValidationError("Invalid input: %s" % errors, data=data)
+                    self.handle_error(exc, data)
+                    raise exc
+                warning = DeprecationWarning("Never raised, only returned")
+                exc = ValueError("rebuilt")
+                exc = compute()
+                raise exc
+            """
+        }
+    )
+    raised = one(sites, 5)
+    assert (raised.kind, raised.error_class, raised.template.text) == (
+        SiteKind.RAISE,
+        "ValidationError",
+        "Invalid input: {errors}",
+    )
+    assert raised.message_line == 3 and raised.source_code_start <= 5 <= raised.source_code_end
+    assert not [s for s in sites if s.line == 3]
+    assert one(sites, 6).kind is SiteKind.OBJECT  # built, never raised: an object
+    # ``exc`` rebound to something else before the raise: the raise is a re-raise.
+    assert one(sites, 7).kind is SiteKind.OBJECT and not [s for s in sites if s.line == 9]
+
+
 def test_error_objects_built_without_raise_carry_their_code():
     sites = mine(
         {

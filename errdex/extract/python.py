@@ -776,6 +776,8 @@ class _Scope:
     caught: frozenset[str] = frozenset()
     header: _Header | None = None
     containers: dict[str, ast.expr] = field(default_factory=dict)
+    built: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Exceptions built into a variable: the span of their object sites (``raise exc``)."""
 
 
 @dataclass(frozen=True)
@@ -1599,10 +1601,21 @@ class _ModuleExtractor:
         if kind is ast.Await:
             value = value.value
             kind = type(value)
+        if len(targets) == 1 and type(targets[0]) is ast.Name:
+            scope.built.pop(targets[0].id, None)
         if kind is ast.Call:
             self._note_call(value)
+            before = len(self.sites)
             if not self._helper_call(value, statement):
                 self._objects(value, statement, 0)
+            if (
+                len(targets) == 1
+                and type(targets[0]) is ast.Name
+                and len(self.sites) > before
+                and all(site.kind is SiteKind.OBJECT for site in self.sites[before:])
+            ):
+                # ``exc = ValidationError(errors)`` … ``raise exc``: raised later, maybe.
+                scope.built[targets[0].id] = (before, len(self.sites))
         elif kind in (ast.List, ast.Tuple, ast.ListComp):
             self._objects(value, statement, 0)
 
@@ -1705,6 +1718,9 @@ class _ModuleExtractor:
         if exc is None:
             return  # bare re-raise
         chained = node.cause is not None
+        if isinstance(exc, ast.Name) and exc.id in self._scope.built:
+            self._raised_later(self._scope.built.pop(exc.id), node)
+            return
         if not isinstance(exc, ast.Call):
             name = _class_name(exc)
             if name is not None and _is_class_like(name):
@@ -1783,6 +1799,28 @@ class _ModuleExtractor:
             arguments=arguments,
             params=self._params_keyword(call),
         )
+
+    def _raised_later(self, span: tuple[int, int], node: ast.Raise) -> None:
+        """Make the object sites of an exception built into a variable the raise of it.
+
+        A traceback shows the ``raise exc`` line, not the line that built the exception.
+        """
+        line = node.lineno
+        start = max(1, line - self.window)
+        end = min(len(self.lines), line + self.window)
+        for index in range(*span):
+            site = self.sites[index]
+            self.sites[index] = site.model_copy(
+                update={
+                    "kind": SiteKind.HTTP if site.http_status is not None else SiteKind.RAISE,
+                    "line": line,
+                    "end_line": node.end_lineno or line,
+                    "chained": node.cause is not None,
+                    "source_code": "\n".join(self.lines[start - 1 : end]),
+                    "source_code_start": start,
+                    "source_code_end": max(start, end),
+                }
+            )
 
     def _held_class(self, func: ast.expr) -> str | None:
         """The exception class ``self.attr`` holds, when the class says which.
