@@ -192,6 +192,36 @@ def test_a_message_holding_another_classes_template_still_finds_its_own(cli, tmp
     assert best["kind"] == "exact" and best["record"]["errorClass"] == "MaxRetryError"
 
 
+def test_a_frame_at_the_line_and_the_messages_first_line_make_an_exact_match(cli, tmp_path):
+    # PyYAML's errors print marks after the message; another site's "while scanning a {name}"
+    # matches the whole text (its hole takes the marks), the frame's own site only its start.
+    body = (
+        "def fetch_more_tokens(self, key):\n"
+        '    raise ScannerError("while scanning a simple key", key.mark)\n'
+        "def scan_other(self, name):\n"
+        '    raise ScannerError(f"while scanning a {name}", self.mark)\n'
+    )
+    paste = """\
+        Traceback (most recent call last):
+          File "{path}", line 2, in fetch_more_tokens
+            raise ScannerError("while scanning a simple key", key.mark)
+        yaml.scanner.ScannerError: while scanning a simple key
+          in "<unicode string>", line 2, column 1:
+            b
+            ^
+        could not find expected ':'
+          in "<unicode string>", line 3, column 1:
+            c: 2
+            ^
+        """
+    code, answer = explain_mined(cli, tmp_path, "yaml/scanner.py", body, paste)
+    assert code == 0
+    best = answer["matches"][0]
+    assert best["kind"] == "exact" and best["record"]["lineNumber"] == 2
+    assert any("first line matches" in e for e in best["evidence"])
+    assert answer["ambiguous"] is False
+
+
 def test_both_raise_sites_of_a_chain_a_few_lines_apart_are_exact(cli, tmp_path):
     body = (
         "def lookup(table, key):\n"

@@ -279,6 +279,16 @@ def _logged_message(parsed: ParsedInput, text: str) -> str:
     return text[max(0, first - MAX_LEAD_CHARS) : first].strip()
 
 
+_FIRST_LINE_NOTE = "the message's first line matches the template; the lines after it follow it"
+
+
+def _first_line(message: str) -> str:
+    """A multi-line message's first line, stripped; empty for a one-line message."""
+    text = message.strip()
+    end = text.find("\n")
+    return text[:end].strip() if end > 0 else ""
+
+
 def _cut_in_hole(value: str) -> bool:
     """Whether a captured value is a hole's start that a cut message stops inside."""
     return len(value) > 1 and value.endswith("…")
@@ -405,6 +415,7 @@ class Explainer:
         ):
             self._fall_back(number, error, candidates, paste, lead)
         frames = error.frames or self._mentions(paste)
+        first_line = _first_line(error.message)
         for position, frame in enumerate(frames):
             innermost = position == len(frames) - 1
             for record in index.records_in_file(frame.path):
@@ -417,7 +428,13 @@ class Explainer:
                     captures = self._verify(record, variants)
                     if captures is None and not near:
                         continue
-                    candidate = _Candidate(record, number, captures)
+                    note = ""
+                    if captures is None and first_line and frame.line == index.line(record):
+                        # The class prints more lines after the message (PyYAML's marks,
+                        # notes, hints): at the frame's own line, its first line is enough.
+                        captures = self._verify(record, [first_line])
+                        note = "" if captures is None else _FIRST_LINE_NOTE
+                    candidate = _Candidate(record, number, captures, line_note=note)
                     candidates[record] = candidate
                 self._frame_evidence(candidate, frame.line, innermost)
         if error.logger:
