@@ -415,7 +415,7 @@ class Explainer:
         ):
             self._fall_back(number, error, candidates, paste, lead)
         frames = error.frames or self._mentions(paste)
-        first_line = _first_line(error.message)
+        first_line = _first_line(error.message) if frames else ""
         for position, frame in enumerate(frames):
             innermost = position == len(frames) - 1
             for record in index.records_in_file(frame.path):
