@@ -1065,6 +1065,53 @@ def test_an_exception_built_into_a_variable_is_raised_where_the_raise_is():
     assert one(sites, 7).kind is SiteKind.OBJECT and not [s for s in sites if s.line == 9]
 
 
+def test_the_text_of_a_class_no_site_names_is_a_record_of_its_own():
+    # botocore: ``raise error_class(parsed_response, operation_name)``, a class made at run
+    # time from ClientError, whose ``__init__`` builds the text every AWS error shows.
+    sites = mine(
+        {
+            "exceptions.py": """\
+            class ClientError(Exception):
+                MSG_TEMPLATE = (
+                    "An error occurred ({error_code}) when calling the {operation_name} operation"
+                )
+
+                def __init__(self, response, operation_name):
+                    msg = self.MSG_TEMPLATE.format(
+                        error_code=response["Code"], operation_name=operation_name
+                    )
+                    super().__init__(msg)
+
+            class RaisedError(Exception):
+                def __init__(self, path):
+                    super().__init__(f"No such path: {path}")
+
+            class Tiny(Exception):
+                def __init__(self, x):
+                    super().__init__(f"bad {x}")
+            """,
+            "client.py": """\
+            def call(self, error_class, response, path):
+                raise error_class(response, "GetObject")
+                raise RaisedError(path)
+            """,
+        }
+    )
+    text = one(sites, 10, "exceptions.py")
+    assert (text.kind, text.error_class, text.form, text.function) == (
+        SiteKind.OBJECT,
+        "ClientError",
+        "class-template",
+        "ClientError.__init__",
+    )
+    assert text.template.text == (
+        "An error occurred ({response['Code']}) when calling the {operation_name} operation"
+    )
+    assert text.source_code_start <= 10 <= text.source_code_end and "super()" in text.source_code
+    # A class a site raises by name has its text there; one with almost no text has none.
+    assert [s.error_class for s in sites if s.path == "exceptions.py"] == ["ClientError"]
+
+
 def test_error_objects_built_without_raise_carry_their_code():
     sites = mine(
         {

@@ -737,3 +737,17 @@ def test_languages_are_detected_by_extension_and_limited_by_flag(cli, tmp_path):
     bad = cli("mine", str(src), "--language", "cobol")
     assert bad.exit_code == 2
     assert "unknown language 'cobol'" in bad.output
+
+
+def test_an_extractors_version_follows_its_code(tmp_path):
+    """The files cache is keyed by it: an errdex with other extraction code never reuses it."""
+    from errdex.extract import code_version
+    from errdex.extract.python import PythonExtractor
+
+    one, other = tmp_path / "a.py", tmp_path / "b.py"
+    one.write_text("x = 1\n")
+    other.write_text("x = 2\n")
+    assert code_version("5", str(one)) == code_version("5", str(one))
+    assert code_version("5", str(one)) != code_version("5", str(other))
+    assert code_version("5", str(one)) != code_version("6", str(one))
+    assert PythonExtractor.version.startswith("5.") and len(PythonExtractor.version) == 14

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol
 
 from errdex.extract.files import SourceFile
@@ -40,6 +41,29 @@ class Extractor(Protocol):
     def link(self, results: Sequence[FileResult]) -> list[RaiseSite]:
         """Resolve cross-file references of a whole source; return every site, in file order."""
         ...
+
+
+def code_version(base: str, *files: str) -> str:
+    """An extractor version that changes whenever the code its output depends on changes.
+
+    The files cache keeps each file's extraction under its extractor's version: a version
+    written by hand is easily left behind by a change (and a new errdex would then reuse what
+    an older one extracted). This digest of the code's files cannot be.
+
+    Args:
+        base: The version written by hand (for a change of the cached format itself).
+        files: The source files of the modules whose code decides the output.
+
+    Returns:
+        ``base`` and the first 12 hex digits of the files' digest.
+    """
+    digest = hashlib.sha1(usedforsecurity=False)
+    for name in files:
+        try:
+            digest.update(Path(name).read_bytes())
+        except OSError:  # pragma: no cover - a package without its sources
+            digest.update(name.encode())
+    return f"{base}.{digest.hexdigest()[:12]}"
 
 
 def blob_digest(data: bytes) -> str:

@@ -73,6 +73,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import inspect
 import io
 import re
 import tokenize
@@ -82,6 +83,8 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
+from errdex import models as _models_code
+from errdex.analyze import templates as _shared_code
 from errdex.analyze.templates import (
     REFERENCE_STYLE,
     Built,
@@ -98,7 +101,7 @@ from errdex.analyze.templates import (
     without_references,
 )
 from errdex.errors import ExtractionError
-from errdex.extract import blob_digest
+from errdex.extract import blob_digest, code_version
 from errdex.extract.files import SourceFile
 from errdex.models import (
     CodeFacts,
@@ -159,6 +162,10 @@ _EXCEPTION_SUFFIXES = (
     "Critical",
 )
 _CHECK_CLASSES = frozenset({"Error", "Warning", "Critical", "Info", "Debug"})
+_MAX_CLASS_TEXTS = 4
+"""At most this many records of the text of a class no site names (see ``class_texts``)."""
+_MIN_CLASS_TEXT = 8
+"""A class's own text needs this many literal characters to be a record of its own."""
 _MAX_HELPER_DEPTH = 3
 """A message handed from helper to helper is followed this many calls deep."""
 _GIVEN_HOLE = "self.args[0]"
@@ -169,6 +176,9 @@ _PROPERTIES = frozenset({"property", "cached_property"})
 """Decorators that make ``self.name`` call the method (``functools.cached_property`` too)."""
 _TEXT_METHODS = frozenset({"__init__", "__str__"})
 """The methods where a class builds the text its instances show."""
+
+_CODE_FILES = (__file__, inspect.getfile(_shared_code), inspect.getfile(_models_code))
+"""The code this extractor's output depends on (see :func:`~errdex.extract.code_version`)."""
 
 
 _DEFAULT_ATTRIBUTES = (
@@ -1127,6 +1137,17 @@ class _ModuleExtractor:
             ):
                 self.log_aliases[name.id] = bound.attr
 
+    def _class_export(self, cls: _ClassInfo) -> dict[str, Any]:
+        """A class's exports, with the code around where it builds its own text."""
+        data = cls.export()
+        built = cls.init_text or cls.str_text
+        line = next((b.defined_at.line for b in built if b.defined_at is not None), None)
+        if line is not None and line <= len(self.lines):
+            start = max(1, line - self.window)
+            end = min(len(self.lines), line + self.window)
+            data["source"] = [start, end, "\n".join(self.lines[start - 1 : end])]
+        return data
+
     def exports(self) -> dict[str, Any]:
         """The facts other files may need (see the module docstring)."""
         data: dict[str, Any] = {"module": self.module}
@@ -1139,7 +1160,7 @@ class _ModuleExtractor:
         if self.module_tables:
             data["tables"] = {n: _export_table(t) for n, t in self.module_tables.items()}
         if self.classes:
-            data["classes"] = {q: c.export() for q, c in self.classes.items()}
+            data["classes"] = {q: self._class_export(c) for q, c in self.classes.items()}
         functions = {}
         for qualname, info in self.functions.items():
             exported = info.export()
@@ -3850,8 +3871,64 @@ class _Linker:
                 ordered.append((item.line, len(ordered), item))
             ordered.sort(key=lambda entry: (entry[0], entry[1]))
             sites.extend(item for _, _, item in ordered)
+        sites.extend(self.class_texts({site.error_class for site in sites}))
         # Facts first, while the class's name is the one the file resolves.
         return [self.unaliased(site) for site in self.complete_facts(sites)]
+
+    def class_texts(self, raised: set[str]) -> list[RaiseSite]:
+        """A record for each text an exception class builds itself, when no site names it.
+
+        botocore raises ``error_class(parsed_response, operation_name)``, a class made at run
+        time from ``ClientError``, whose ``__init__`` builds "An error occurred ({error_code})
+        when calling the {operation_name} operation…": no raise site carries that text.
+        """
+        found: list[RaiseSite] = []
+        for result in self.results:
+            module = self.module_of[result.path]
+            for qualname, cls in (self.modules[module].get("classes") or {}).items():
+                name = qualname.rpartition(".")[2]
+                text = cls.get("text")
+                source = cls.get("source")
+                if (
+                    name in raised
+                    or not text
+                    or text["how"] not in ("init", "str")
+                    or not source
+                    or not _looks_like_exception(name)
+                ):
+                    continue
+                texts = self.class_call(module, qualname, {"args": [], "keywords": {}}, False)
+                for item in (texts or [])[:_MAX_CLASS_TEXTS]:
+                    parts = merge_parts(item.parts)
+                    if _literal_length(parts) < _MIN_CLASS_TEXT or any(
+                        p.hole and p.text == _GIVEN_HOLE for p in parts
+                    ):
+                        continue
+                    line = item.defined_at.line if item.defined_at else int(cls["line"])
+                    method = "__init__" if text["how"] == "init" else "__str__"
+                    found.append(
+                        RaiseSite(
+                            path=result.path,
+                            kind=SiteKind.OBJECT,
+                            error_class=name,
+                            template=MessageTemplate(parts=parts),
+                            form="class-template",
+                            line=line,
+                            end_line=line,
+                            message_line=line,
+                            message_end_line=line,
+                            function=f"{qualname}.{method}",
+                            severity=(
+                                Severity.WARNING if name.endswith("Warning") else Severity.ERROR
+                            ),
+                            defined_at=item.defined_at,
+                            i18n=item.i18n,
+                            source_code=str(source[2]),
+                            source_code_start=int(source[0]),
+                            source_code_end=int(source[1]),
+                        )
+                    )
+        return found
 
     def unaliased(self, site: RaiseSite) -> RaiseSite:
         """Give a site the class's own name when the code raises it by an import alias.
@@ -3994,7 +4071,7 @@ class PythonExtractor:
 
     language = "python"
     suffixes: tuple[str, ...] = (".py",)
-    version = "5"
+    version = code_version("5", *_CODE_FILES)
 
     def __init__(self, *, window: int = 18) -> None:
         self.window = window
