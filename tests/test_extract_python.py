@@ -846,7 +846,7 @@ def test_a_parameters_helper_method_is_found_through_its_annotation():
     assert not [s for s in sites if s.path == "commands.py" and s.line in (8, 12)]
 
 
-def test_a_property_message_and_an_exception_class_an_attribute_holds():
+def test_a_property_message_and_the_exception_class_an_init_default_names():
     sites = mine(
         {
             "runtime.py": """\
@@ -893,8 +893,9 @@ def test_a_property_message_and_an_exception_class_an_attribute_holds():
     # A method that is not a property is not its text: ``self.not_a_property`` is a method.
     assert one(sites, 23).template.is_opaque
     field = one(sites, 33)
+    # A class attribute is not taken for the class: subclasses set their own.
     assert (field.error_class, field.template.text) == (
-        "ValidationError",
+        "error_class",
         "This field is required.",
     )
 
@@ -950,6 +951,41 @@ def test_a_class_text_that_decorates_the_message_the_raise_gives():
     assert texts(sites, 5, "use.py") == [""]
     assert texts(sites, 6, "use.py") == ["{a}"]
     assert texts(sites, 7, "use.py") == ["nothing in {name}."]
+
+
+def test_what_a_str_decorates_is_what_the_init_and_the_bases_str_made_of_it():
+    sites = mine(
+        {
+            "errs.py": """\
+            class PrefixError(Exception):
+                def __init__(self, msg, code=0):
+                    super().__init__(f"E{code}: {msg}")
+
+                def __str__(self):
+                    return super().__str__() + " (see docs)"
+
+            class Base(Exception):
+                def __str__(self):
+                    return f"[base] {self.args[0]}"
+
+            class Child(Base):
+                def __str__(self):
+                    return super().__str__() + " (child)"
+
+            class First(Exception):
+                def __str__(self):
+                    return "E: %s" % self.args[0]
+
+            def f(name):
+                raise PrefixError(f"no {name}", code=7)
+                raise Child("disk full")
+                raise First("first", "second")
+            """
+        }
+    )
+    assert texts(sites, 21) == ["E7: no {name} (see docs)"]
+    assert texts(sites, 22) == ["[base] disk full (child)"]
+    assert texts(sites, 23) == ["E: first"]  # self.args[0]: the first of any number
 
 
 def test_a_factory_that_looks_its_message_up_by_the_key_its_caller_passes():
@@ -1011,8 +1047,14 @@ def test_a_helper_that_hands_the_message_to_another_helper():
 
             def warn_twice_removed(msg):
                 warn(msg)
+
+            def warn_shouted(msg):
+                msg = msg.upper()
+                warn(msg)
             """,
-            "pkg/util/__init__.py": "from .langhelpers import warn, warn_twice_removed\n",
+            "pkg/util/__init__.py": (
+                "from .langhelpers import warn, warn_shouted, warn_twice_removed\n"
+            ),
             "pkg/compiler.py": """\
             from . import util
 
@@ -1020,9 +1062,12 @@ def test_a_helper_that_hands_the_message_to_another_helper():
                 util.warn("SELECT statement has a cartesian product between %s" % froms)
                 util.warn_twice_removed("Two helpers deep: %s" % froms)
                 util.warn(froms)
+                util.warn_shouted("not what is shown")
             """,
         }
     )
+    # A helper that changes the message before handing it on is not followed.
+    assert not [s for s in sites if s.path == "pkg/compiler.py" and s.line == 7]
     first = one(sites, 4, "pkg/compiler.py")
     assert (first.kind, first.error_class, first.form, first.template.text) == (
         SiteKind.WARN,
@@ -1049,9 +1094,22 @@ def test_an_exception_built_into_a_variable_is_raised_where_the_raise_is():
                 exc = ValueError("rebuilt")
                 exc = compute()
                 raise exc
+
+            def pick(candidates):
+                exc = LookupError("no candidate matched")
+                for exc in candidates:
+                    raise exc
+                error = KeyError("missing")
+                try:
+                    pass
+                except OSError as error:
+                    raise error
             """
         }
     )
+    # Rebound by a loop or a handler: those raises re-raise something else.
+    assert not [s for s in sites if s.line in (14, 19)]
+    assert {s.kind for s in sites if s.line in (12, 15)} == {SiteKind.OBJECT}
     raised = one(sites, 5)
     assert (raised.kind, raised.error_class, raised.template.text) == (
         SiteKind.RAISE,

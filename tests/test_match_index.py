@@ -230,6 +230,22 @@ def test_scan_reads_an_exception_repr_at_the_end_of_a_line():
     assert groups[2].count == 1 and report.unmatched == 1
 
 
+def test_scan_prefers_the_log_calls_template_when_it_says_more_than_the_reprs():
+    index = build_index(
+        [
+            row(1, ["Failed to sync account ", "{acct}", " with upstream server: ", "{exc}"]),
+            row(2, ["Connection refused by ", "{host}"]),
+        ],
+        version="v",
+    )
+    line = (
+        "2026-12-02 10:00:00 ERROR sync: Failed to sync account 42 with upstream server:"
+        " UpstreamError('Connection refused by db1')"
+    )
+    report = Scanner(index).scan([line])
+    assert [g.rowids for g in report.groups] == [[1]]
+
+
 def test_mask_hides_variable_parts():
     assert mask("id 0xdeadbeef took 12.5 ms for 'abc'") == "id <hex> took <n> ms for <str>"
 

@@ -382,6 +382,11 @@ def _annotated_class(node: ast.expr, depth: int = 0) -> str | None:
     return name if name is not None and _is_class_like(name.rpartition(".")[2]) else None
 
 
+def _call_name_of(call: ast.Call) -> str | None:
+    """The name a call calls (``str`` of ``str(x)``), when it calls a plain name."""
+    return call.func.id if isinstance(call.func, ast.Name) else None
+
+
 def _defaults(arguments: ast.arguments) -> list[tuple[str, ast.expr]]:
     """The parameters of a signature that have a default, with it."""
     positional = [*arguments.posonlyargs, *arguments.args]
@@ -676,6 +681,9 @@ class _ClassInfo:
         text = self._text()
         if text is not None:
             data["text"] = text
+        if self.init_text:
+            # What its __init__ gives its base (a __str__ may decorate it: ``self.args[0]``).
+            data["builds"] = _export_list(self.init_text)
         return data
 
     def _text(self) -> dict[str, Any] | None:
@@ -788,6 +796,8 @@ class _Scope:
     containers: dict[str, ast.expr] = field(default_factory=dict)
     built: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Exceptions built into a variable: the span of their object sites (``raise exc``)."""
+    assigned: set[str] = field(default_factory=set)
+    """Names the function assigns (a parameter among them no longer holds what was passed)."""
 
 
 @dataclass(frozen=True)
@@ -880,10 +890,12 @@ class _ModuleExtractor:
     def _resolve(self, node: ast.expr) -> Sequence[Built] | None:
         scope = self._scope
         kind = type(node)
-        if (kind is ast.Call or kind is ast.Subscript) and self._is_given_message(node):
-            # What the exception was given (SQLAlchemy's ``message = super().__str__()``,
-            # then ``message + " (Background …)"``): bound to the raise's argument at link.
-            return [reference(_GIVEN_HOLE, {"args": 0})]
+        if kind is ast.Call or kind is ast.Subscript:
+            given = self._given_reference(node)
+            if given is not None:
+                # What the exception was given (SQLAlchemy's ``message = super().__str__()``,
+                # then ``message + " (Background …)"``): bound to the raise's argument at link.
+                return [Built((given,), "reference")]
         if kind is ast.Name:
             name: str = node.id  # type: ignore[attr-defined]
             if name in scope.variables:
@@ -987,55 +999,71 @@ class _ModuleExtractor:
         hole ``message`` is that message (a hole only shows its expression otherwise).
         """
         variables = self._scope.variables
-        given = reference(_GIVEN_HOLE, {"args": 0}).parts[0]
 
-        def is_given(part: TemplatePart) -> bool:
+        def given(part: TemplatePart) -> TemplatePart | None:
             if not part.hole or part.style.startswith(REFERENCE_STYLE):
-                return False
+                return None
             if part.text in _GIVEN_TEXTS:
-                return True
+                return self._given_reference(ast.parse(part.text, mode="eval").body)
             held = variables.get(part.text)
-            return held is not None and bool(held) and all(b.parts == (given,) for b in held)
+            if held and len(held) == 1 and len(held[0].parts) == 1:
+                target = part_reference(held[0].parts[0])
+                if target is not None and "args" in target:
+                    return held[0].parts[0]
+            return None
 
-        return [
-            Built(tuple(given if is_given(p) else p for p in b.parts), b.form, b.i18n, b.defined_at)
-            if any(is_given(p) for p in b.parts)
-            else b
-            for b in built
-        ]
+        result: list[Built] = []
+        for b in built:
+            swapped = [given(p) for p in b.parts]
+            if any(swapped):
+                parts = tuple(g or p for g, p in zip(swapped, b.parts, strict=True))
+                b = Built(parts, b.form, b.i18n, b.defined_at)
+            result.append(b)
+        return result
 
-    def _is_given_message(self, node: ast.expr) -> bool:
-        """Whether, in an exception class's method, an expression is the message it was given.
+    def _given_reference(self, node: ast.expr) -> TemplatePart | None:
+        """A reference to the message an exception was given, if ``node`` reads it, else None.
 
-        ``super().__str__()``, ``Exception.__str__(self)`` and ``self.args[0]``.
+        In an exception class's method: ``self.args[0]`` (the first argument, whatever their
+        number), ``Exception.__str__(self)`` (the one argument), ``super().__str__()`` (what
+        the next ``__str__`` up the classes shows: that one argument when none of the
+        source's).
         """
         scope = self._scope
         if scope.cls is None or scope.function is None:
-            return False
+            return None
+        if isinstance(node, ast.Call) and _call_name_of(node) == "str" and len(node.args) == 1:
+            node = node.args[0]  # str(self.args[0])
+        target: dict[str, Any] | None = None
         if isinstance(node, ast.Subscript):
-            return (
+            if (
                 isinstance(node.value, ast.Attribute)
                 and node.value.attr == "args"
                 and isinstance(node.value.value, ast.Name)
                 and node.value.value.id == "self"
                 and isinstance(node.slice, ast.Constant)
                 and node.slice.value == 0
-            )
-        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
-            return False
-        func = node.func
-        if func.attr != "__str__" or node.keywords:
-            return False
-        owner = func.value
-        if isinstance(owner, ast.Call):  # super().__str__(), super(Cls, self).__str__()
-            return isinstance(owner.func, ast.Name) and owner.func.id == "super" and not node.args
-        return (
-            isinstance(owner, ast.Name)
-            and owner.id in _BUILTIN_EXCEPTIONS
-            and len(node.args) == 1
-            and isinstance(node.args[0], ast.Name)
-            and node.args[0].id == "self"
-        )
+            ):
+                target = {"args": 0, "index": True}
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "__str__"
+            and not node.keywords
+        ):
+            owner = node.func.value
+            if isinstance(owner, ast.Call):  # super().__str__(), super(Cls, self).__str__()
+                if isinstance(owner.func, ast.Name) and owner.func.id == "super" and not node.args:
+                    target = {"args": 0, "super": scope.cls.qualname}
+            elif (
+                isinstance(owner, ast.Name)
+                and owner.id in _BUILTIN_EXCEPTIONS
+                and len(node.args) == 1
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id == "self"
+            ):
+                target = {"args": 0}
+        return None if target is None else reference(_GIVEN_HOLE, target).parts[0]
 
     def _resolve_call(self, call: ast.Call) -> Sequence[Built] | None:
         """A call of a function of the source that may return a message (``self.msg(x)``)."""
@@ -1276,12 +1304,19 @@ class _ModuleExtractor:
                 if isinstance(target, ast.Name):
                     self._scope.bound.add(target.id)
                     self._scope.variables.pop(target.id, None)
+                if target is not None:
+                    self._unbuilt(target)
                 self._branches([statement.body, statement.orelse])  # type: ignore[attr-defined]
             elif kind in (ast.With, ast.AsyncWith):
                 for item in statement.items:  # type: ignore[attr-defined]
                     if isinstance(item.optional_vars, ast.Name):
                         self._scope.bound.add(item.optional_vars.id)
+                    if item.optional_vars is not None:
+                        self._unbuilt(item.optional_vars)
                 self._walk(statement.body)  # type: ignore[attr-defined]
+            elif kind is ast.Delete:
+                for target in statement.targets:  # type: ignore[attr-defined]
+                    self._unbuilt(target)
             elif (kind is ast.Import or kind is ast.ImportFrom) and self._scope.function:
                 self._import(statement)  # type: ignore[arg-type]
         del guards[mark:]
@@ -1393,6 +1428,7 @@ class _ModuleExtractor:
             if handler.name:
                 scope.caught = caught | {handler.name}
                 scope.bound.add(handler.name)
+                scope.built.pop(handler.name, None)
             handlers.append(handler)
             guards.append((_LOOKUP, statement, handler))
             try:
@@ -1560,6 +1596,14 @@ class _ModuleExtractor:
         if scope.function is None:
             return
         variables = scope.variables
+        assigned = scope.assigned
+        for target in (
+            statement.targets if type(statement) is ast.Assign else [statement.target]  # type: ignore[attr-defined]
+        ):
+            if type(target) is ast.Name:
+                assigned.add(target.id)
+            elif type(target) is ast.Tuple or type(target) is ast.List:
+                assigned.update(e.id for e in target.elts if type(e) is ast.Name)
         if isinstance(statement, ast.AugAssign):
             if (
                 isinstance(statement.op, ast.Add)
@@ -1611,6 +1655,7 @@ class _ModuleExtractor:
             ):
                 self._instance_attribute(scope.cls, target.attr, value, statement.lineno)
             elif isinstance(target, (ast.Tuple, ast.List)):
+                self._unbuilt(target)
                 for element in target.elts:
                     if isinstance(element, ast.Name):
                         scope.bound.add(element.id)
@@ -1821,6 +1866,14 @@ class _ModuleExtractor:
             params=self._params_keyword(call),
         )
 
+    def _unbuilt(self, target: ast.expr) -> None:
+        """Forget the exceptions built into the names a ``for``, ``with`` or ``del`` rebinds."""
+        built = self._scope.built
+        if built:
+            for node in ast.walk(target):
+                if isinstance(node, ast.Name):
+                    built.pop(node.id, None)
+
     def _raised_later(self, span: tuple[int, int], node: ast.Raise) -> None:
         """Make the object sites of an exception built into a variable the raise of it.
 
@@ -1844,10 +1897,11 @@ class _ModuleExtractor:
             )
 
     def _held_class(self, func: ast.expr) -> str | None:
-        """The exception class ``self.attr`` holds, when the class says which.
+        """The exception class ``self.attr`` holds: the ``__init__`` default it is set from.
 
-        A class attribute set to a class (``error_class = ValidationError``), else the default
-        of the ``__init__`` parameter the attribute is set from (``exc=UndefinedError``).
+        jinja's ``raise self._undefined_exception(msg)`` with ``exc=UndefinedError``. A class
+        attribute (``error_class = ValidationError``) is not taken: subclasses set their own,
+        so the name the code binds at run time stays the record's class.
         """
         if not (
             isinstance(func, ast.Attribute)
@@ -1857,20 +1911,13 @@ class _ModuleExtractor:
         ):
             return None
         cls = self._scope.cls
-        node = self._class_defs.get(cls.qualname)
-        if node is None:
-            return None
         param = cls.attribute_params.get(func.attr)
+        node = self._class_defs.get(cls.qualname)
+        if param is None or node is None:
+            return None
         for statement in node.body:
             if (
-                param is None
-                and isinstance(statement, ast.Assign)
-                and any(isinstance(t, ast.Name) and t.id == func.attr for t in statement.targets)
-            ):
-                return _class_held(statement.value)
-            if (
-                param is not None
-                and isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+                isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
                 and statement.name == "__init__"
             ):
                 for name, default in _defaults(statement.args):
@@ -2008,7 +2055,14 @@ class _ModuleExtractor:
                 error_class=_LEVEL_CLASS.get(name, name.split("_")[0].upper()),
                 severity=_LOG_LEVELS[name],
             )
-        elif name == "warn" and (receiver == "warnings" or isinstance(func, ast.Name)):
+        elif name == "warn" and (
+            receiver == "warnings"
+            or (
+                isinstance(func, ast.Name)
+                # ``from warnings import warn``, not a ``warn`` of the module's own
+                and (self.imports.get("warn") == "warnings.warn" or "warn" not in self.top_names)
+            )
+        ):
             message = call.args[0] if call.args else _keyword(call, "message")
             if message is None:
                 return
@@ -2079,9 +2133,15 @@ class _ModuleExtractor:
         if name is None or _is_class_like(name) or not _helper_like(name):
             return False
         if name in _LOG_LEVELS or name in ("warn", "warning"):
-            # ``warnings.warn`` and ``logger.warning`` are sites; ``util.warn`` may be a helper.
-            receiver = _dotted(func.value) if isinstance(func, ast.Attribute) else None
-            if receiver is None or receiver == "warnings" or "log" in receiver.lower():
+            # ``warnings.warn`` and ``logger.warning`` are sites; ``util.warn`` and a ``warn``
+            # of the source's own may be helpers.
+            if isinstance(func, ast.Attribute):
+                receiver = _dotted(func.value)
+                if receiver is None or receiver == "warnings" or "log" in receiver.lower():
+                    return False
+            elif self.imports.get(name, "").startswith(("warnings.", "logging.")) or (
+                name not in self.top_names and name not in self.imports
+            ):
                 return False
         message: ast.expr | None = None
         for keyword in call.keywords:
@@ -2099,6 +2159,7 @@ class _ModuleExtractor:
             and info.helper_param is not None
             and isinstance(message, ast.Name)
             and message.id == info.helper_param
+            and message.id not in self._scope.assigned  # still what the caller passed
         ):
             # A helper of a helper (SQLAlchemy's ``warn(msg)`` → ``_warnings_warn(msg, …)``):
             # the link step makes this function a helper too.
@@ -3169,7 +3230,7 @@ class _Linker:
         """The class of the code that calls the factory whose texts are being resolved."""
         self._call_values: Mapping[str, Sequence[TemplatePart]] | None = None
         """The arguments of the factory call whose texts are being resolved, by parameter."""
-        self._given: tuple[TemplatePart, ...] | None = None
+        self._given: tuple[int, tuple[TemplatePart, ...]] | None = None
         """The message the raise gives the class whose text is being bound (``self.args[0]``)."""
 
     # -- lookups ---------------------------------------------------------------------------
@@ -3324,7 +3385,7 @@ class _Linker:
                     return found
             target = {"self": target["self"], "key": key, "class": target["class"]}
         if "args" in target:  # the message the raise gives (see ``_with_given``)
-            return [_Text(self._given)] if self._given is not None else None
+            return self._given_text(module, target, depth)
         if "call" in target:
             return self.function_message(module, target["call"], depth)
         if "self" in target:
@@ -3479,7 +3540,12 @@ class _Linker:
         return None
 
     def class_call(
-        self, module: str, qualname: str, call: Mapping[str, Any], given: bool
+        self,
+        module: str,
+        qualname: str,
+        call: Mapping[str, Any],
+        given: bool,
+        found: tuple[str, str, dict[str, Any]] | None = None,
     ) -> list[_Text] | None:
         """The message of ``raise Cls(...)`` when the class builds or defaults its text.
 
@@ -3487,8 +3553,17 @@ class _Linker:
         class's MRO; ``self.attr`` holes of a ``__str__`` follow the ``self.attr = param``
         assignments of the ``__init__`` methods. A text whose holes need an argument that
         cannot be bound (a subclass's ``__init__(*args)`` in between) is not used.
+
+        Args:
+            module: The raised class's module.
+            qualname: The raised class.
+            call: The raise's call.
+            given: The raise passes a message of its own.
+            found: The text to bind instead of the class's (an ``__init__``'s, to know what
+                it gives its base: see :meth:`_given_message`).
         """
-        found = self.class_text(module, qualname)
+        nested = found is not None
+        found = found or self.class_text(module, qualname)
         if found is None:
             return None
         owner, owner_name, cls = found
@@ -3522,17 +3597,17 @@ class _Linker:
                 names.update({p: p for p in params})
             else:
                 unmapped = True
+        saved = self._instance, self._given
         self._instance = (module, qualname)
-        self._given = passed_message = self._given_message(module, call)
+        passed_message = None if nested else self._given_message(module, qualname, call)
+        self._given = passed_message
         try:
             texts = self._texts(owner, text["templates"], "class-template")
         finally:
-            self._instance = self._given = None
-        if passed_message is None and any(
-            p.hole and p.text == _GIVEN_HOLE for t in texts for p in t.parts
-        ):
-            return None  # the text shows what the raise gives, and that is not one argument
-        if passed_message is not None:
+            self._instance, self._given = saved
+        if any(p.hole and p.text == _GIVEN_HOLE for t in texts for p in t.parts):
+            return None  # the text shows what the raise gives, and that is not known here
+        if passed_message is not None and passed_message[0] == 1:
             # ``if len(self.args) == 1: … else: return str(self.args)``: one argument given.
             one = [t for t in texts if not any(p.hole and p.text in _ARGS_TEXTS for p in t.parts)]
             texts = one or texts
@@ -3557,13 +3632,43 @@ class _Linker:
         return bound
 
     def _given_message(
-        self, module: str, call: Mapping[str, Any]
-    ) -> tuple[TemplatePart, ...] | None:
-        """What ``str(self.args[0])`` is for a raise: its one argument, else unknown."""
+        self, module: str, qualname: str, call: Mapping[str, Any]
+    ) -> tuple[int, tuple[TemplatePart, ...]] | None:
+        """What a raise gives the exception: (how many arguments, the first), else None.
+
+        Unknown when an ``__init__`` of the class or its bases builds a message of its own
+        (``super().__init__(f"E{code}: {msg}")``: what the raise gives is not what reaches
+        ``args``), or when the call passes ``*args``.
+        """
         args = call.get("args") or []
-        if call.get("star") or len(args) != 1:
+        if call.get("star"):
             return None
-        return self.expand(module, _load_parts(args[0]))[0].parts
+        for item in self.mro(module, qualname):
+            cls = self._class(*item)
+            if cls.get("builds"):
+                # ``super().__init__("prefix: " + msg)``: that text is what ``args`` holds.
+                text = {"how": "init", "templates": cls["builds"]}
+                built = self.class_call(module, qualname, call, True, (*item, {"text": text}))
+                if not built or len(built) != 1:
+                    return None
+                return 1, built[0].parts
+        first = self.expand(module, _load_parts(args[0]))[0].parts if args else ()
+        return len(args), first
+
+    def _given_text(self, module: str, target: Mapping[str, Any], depth: int) -> list[_Text] | None:
+        """Resolve a reference to the message the raised exception was given."""
+        if self._given is None:
+            return None
+        if target.get("super"):
+            # ``super().__str__()``: the next ``__str__`` up the classes, when one has text.
+            for owner, name in self.mro(module, str(target["super"]))[1:]:
+                text = self._class(owner, name).get("text")
+                if text and text["how"] == "str":
+                    return self._texts_deep(owner, text["templates"], "class-template", depth)
+        count, first = self._given
+        if count == 1 or (count > 1 and target.get("index")):
+            return [_Text(first)]
+        return None
 
     def method(self, module: str, qualname: str | None, name: str) -> tuple[str, str] | None:
         """Find ``self.name`` of a class through its bases."""

@@ -114,14 +114,17 @@ class Scanner:
             ``(template, captures)`` of the most specific matching template (one with at least
             :data:`~errdex.match.index.SPECIFIC` literal characters), or None.
         """
-        # A line that ends with an exception's repr (``failed: KeyError('x')``): its text first,
-        # so that the captured values hold no quote or bracket of the repr.
+        found = self._most_specific(line)
+        # A line that ends with an exception's repr (``failed: KeyError('x')``): the template
+        # of its text, when it says more than the line's (the log call's ``failed: {exc}``);
+        # its captured values hold no quote or bracket of the repr.
         inner = repr_message(line) if line.endswith(")") else None
         if inner is not None:
-            found = self._most_specific(inner)
-            if found is not None:
-                return found
-        return self._most_specific(line)
+            within = self._most_specific(inner)
+            length = self.index.literal_length
+            if within is not None and (found is None or length(within[0]) >= length(found[0])):
+                return within
+        return found
 
     def _most_specific(self, line: str) -> tuple[int, tuple[str, ...]] | None:
         best: tuple[int, tuple[str, ...]] | None = None
