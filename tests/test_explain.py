@@ -222,6 +222,27 @@ def test_a_frame_at_the_line_and_the_messages_first_line_make_an_exact_match(cli
     assert answer["ambiguous"] is False
 
 
+def test_a_paste_hard_wrapped_mid_word_at_the_terminals_width(cli, tmp_path):
+    body = (
+        "def attach(state, session_id, key):\n"
+        "    raise InvalidRequestError(\n"
+        "        f\"Object '{state}' is already attached to session '{session_id}'\"\n"
+        "        f\" (this is '{key}')\"\n"
+        "    )\n"
+    )
+    line = (
+        "sqlalchemy.exc.InvalidRequestError: Object '<User at 0x7f>' is already attached"
+        " to session '5' (this is '6')"
+    )
+    # The first width from 60 that cuts a word in two.
+    width = next(w for w in range(60, 90) if line[w - 1].isalpha() and line[w].isalpha())
+    wrapped = "\n".join(line[i : i + width] for i in range(0, len(line), width))
+    code, answer = explain_mined(cli, tmp_path, "sqlalchemy/orm/session.py", body, wrapped)
+    assert code == 0
+    best = answer["matches"][0]
+    assert best["kind"] == "exact" and best["captures"]["state"] == "<User at 0x7f>"
+
+
 def test_both_raise_sites_of_a_chain_a_few_lines_apart_are_exact(cli, tmp_path):
     body = (
         "def lookup(table, key):\n"

@@ -193,6 +193,11 @@ def message_variants(error: ParsedError) -> list[str]:
             named = _FILENAME.sub("", stripped)
             if named != stripped:
                 variants.append(named)
+    if "\n" in message:
+        # A paste hard-wrapped at the terminal's width, words cut mid-way ("sessio\nn 5").
+        unwrapped = _unwrapped(message, error.qualified_class)
+        if unwrapped is not None:
+            variants.append(unwrapped)
     if message.startswith(("('", '("')) and message.endswith(")"):
         # ``raise ValueError("Invalid %s", x)`` prints its arguments: ``('Invalid %s', 4)``.
         head = _TUPLE_HEAD.match(message)
@@ -280,6 +285,26 @@ def _logged_message(parsed: ParsedInput, text: str) -> str:
 
 
 _FIRST_LINE_NOTE = "the message's first line matches the template; the lines after it follow it"
+
+
+MIN_WRAP_WIDTH = 40
+"""A message whose lines all end at one column at least this far is taken as hard-wrapped."""
+
+
+def _unwrapped(message: str, qualified_class: str | None) -> str | None:
+    """A hard-wrapped message's lines joined as they were before the wrap, else None.
+
+    Every line but the last ends at the same column (the first counts the ``Class: `` before
+    it), at least :data:`MIN_WRAP_WIDTH`, and the last is no longer.
+    """
+    lines = message.split("\n")
+    if len(lines) > 200:
+        return None
+    shown = len(lines[0]) + (len(qualified_class) + 2 if qualified_class else 0)
+    widths = {shown, *(len(line) for line in lines[1:-1])}
+    if len(widths) != 1 or shown < MIN_WRAP_WIDTH or len(lines[-1]) > shown:
+        return None
+    return "".join(lines)
 
 
 def _first_line(message: str) -> str:
