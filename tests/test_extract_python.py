@@ -947,9 +947,9 @@ def test_a_class_text_that_decorates_the_message_the_raise_gives():
         "No row was found for {name}",
         "No row was found for {name} {self._code_str()}",
     ]
-    # What the class shows of no argument, or of two, is not the raise's: its own text stays.
-    assert texts(sites, 5, "use.py") == [""]
-    assert texts(sites, 6, "use.py") == ["{a}"]
+    # No argument: ``super().__str__()`` is empty. Two: what they print is not known here.
+    assert texts(sites, 5, "use.py") == ["", " {self._code_str()}"]
+    assert texts(sites, 6, "use.py") == ["{self.args[0]}", "{self.args[0]} {self._code_str()}"]
     assert texts(sites, 7, "use.py") == ["nothing in {name}."]
 
 
@@ -976,16 +976,33 @@ def test_what_a_str_decorates_is_what_the_init_and_the_bases_str_made_of_it():
                 def __str__(self):
                     return "E: %s" % self.args[0]
 
+            class HttpFailure(First):
+                def __init__(self, status, message):
+                    super().__init__(message)
+
+            class Reasoned(Exception):
+                def __str__(self):
+                    return self.reason
+
+            class CopyFailed(Reasoned):
+                def __str__(self):
+                    return "copy failed: " + super().__str__()
+
             def f(name):
                 raise PrefixError(f"no {name}", code=7)
                 raise Child("disk full")
                 raise First("first", "second")
+                raise HttpFailure(503, "upstream unavailable")
+                raise CopyFailed("/srv/data")
             """
         }
     )
-    assert texts(sites, 21) == ["E7: no {name} (see docs)"]
-    assert texts(sites, 22) == ["[base] disk full (child)"]
-    assert texts(sites, 23) == ["E: first"]  # self.args[0]: the first of any number
+    assert texts(sites, 33) == ["E7: no {name} (see docs)"]
+    assert texts(sites, 34) == ["[base] disk full (child)"]
+    assert texts(sites, 35) == ["E: first"]  # self.args[0]: the first of any number
+    # An __init__ that picks what reaches ``args``, a base __str__ of unknown text: a hole.
+    assert texts(sites, 36) == ["E: {self.args[0]}"]
+    assert texts(sites, 37) == ["copy failed: {self.args[0]}"]
 
 
 def test_a_factory_that_looks_its_message_up_by_the_key_its_caller_passes():
@@ -1104,9 +1121,20 @@ def test_an_exception_built_into_a_variable_is_raised_where_the_raise_is():
                     pass
                 except OSError as error:
                     raise error
+
+            def run(cmd, code):
+                error = CommandFailed(command=cmd, code=code)
+                raise error
+
+            def walrus(x):
+                err = ValueError("default problem here")
+                if (err := check(x)) is not None:
+                    raise err
             """
         }
     )
+    assert one(sites, 23).error_class == "CommandFailed"  # built with no text: raised here
+    assert one(sites, 26).kind is SiteKind.OBJECT and not [s for s in sites if s.line == 28]
     # Rebound by a loop or a handler: those raises re-raise something else.
     assert not [s for s in sites if s.line in (14, 19)]
     assert {s.kind for s in sites if s.line in (12, 15)} == {SiteKind.OBJECT}
@@ -1147,11 +1175,30 @@ def test_the_text_of_a_class_no_site_names_is_a_record_of_its_own():
             class Tiny(Exception):
                 def __init__(self, x):
                     super().__init__(f"bad {x}")
+
+            class AliasedError(Exception):
+                def __init__(self, quota):
+                    super().__init__(f"over the quota of {quota} requests")
+
+            class BaseFailure(Exception):
+                def __init__(self, what):
+                    super().__init__(f"could not do {what} at all")
+
+            class SubFailure(BaseFailure):
+                pass
+
+            class LintWarning:
+                def __str__(self):
+                    return f"{self.path}: style warning of some kind"
             """,
             "client.py": """\
+            from exceptions import AliasedError as QE
+
             def call(self, error_class, response, path):
                 raise error_class(response, "GetObject")
                 raise RaisedError(path)
+                raise QE(10)
+                raise SubFailure("it")
             """,
         }
     )
@@ -1166,8 +1213,40 @@ def test_the_text_of_a_class_no_site_names_is_a_record_of_its_own():
         "An error occurred ({response['Code']}) when calling the {operation_name} operation"
     )
     assert text.source_code_start <= 10 <= text.source_code_end and "super()" in text.source_code
-    # A class a site raises by name has its text there; one with almost no text has none.
+    # A class a site raises by name (or by an alias, or through a subclass) has its text
+    # there; one with almost no text, or that is no exception, has none.
     assert [s.error_class for s in sites if s.path == "exceptions.py"] == ["ClientError"]
+
+
+def test_a_warn_imported_from_the_source_is_its_helper_not_warnings_warn():
+    sites = mine(
+        {
+            "pkg/util.py": """\
+            import warnings
+
+            class FrobWarning(UserWarning):
+                pass
+
+            def warn(msg):
+                warnings.warn(msg, FrobWarning)
+            """,
+            "pkg/a.py": """\
+            from .util import warn
+
+            def frob():
+                warn("the frobnicator is deprecated")
+            """,
+            "pkg/b.py": """\
+            from warnings import warn
+
+            def frob():
+                warn("the real warnings.warn")
+            """,
+        }
+    )
+    helped = one(sites, 4, "pkg/a.py")
+    assert (helped.error_class, helped.form) == ("FrobWarning", "helper")
+    assert one(sites, 4, "pkg/b.py").error_class == "UserWarning"
 
 
 def test_error_objects_built_without_raise_carry_their_code():

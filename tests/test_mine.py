@@ -739,15 +739,16 @@ def test_languages_are_detected_by_extension_and_limited_by_flag(cli, tmp_path):
     assert "unknown language 'cobol'" in bad.output
 
 
-def test_an_extractors_version_follows_its_code(tmp_path):
+def test_an_extractors_version_follows_its_code(tmp_path, monkeypatch):
     """The files cache is keyed by it: an errdex with other extraction code never reuses it."""
     from errdex.extract import code_version
     from errdex.extract.python import PythonExtractor
 
-    one, other = tmp_path / "a.py", tmp_path / "b.py"
-    one.write_text("x = 1\n")
-    other.write_text("x = 2\n")
-    assert code_version("5", str(one)) == code_version("5", str(one))
-    assert code_version("5", str(one)) != code_version("5", str(other))
-    assert code_version("5", str(one)) != code_version("6", str(one))
+    (tmp_path / "fake_extractor.py").write_text("x = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    first = code_version("5", "fake_extractor")
+    assert code_version("5", "fake_extractor") == first != code_version("6", "fake_extractor")
+    (tmp_path / "fake_extractor.py").write_text("x = 2\n")
+    assert code_version("5", "fake_extractor") != first
+    assert PythonExtractor.version == code_version("5", "errdex.extract.python")
     assert PythonExtractor.version.startswith("5.") and len(PythonExtractor.version) == 14

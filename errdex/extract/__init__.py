@@ -13,12 +13,20 @@ Extraction runs in two steps so that it can be parallel and cached:
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 from collections.abc import Sequence
-from pathlib import Path
+from importlib.abc import InspectLoader
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as distribution_version
 from typing import Protocol
 
 from errdex.extract.files import SourceFile
 from errdex.models import FileResult, RaiseSite
+
+try:
+    errdex_version = distribution_version("errdex")
+except PackageNotFoundError:  # pragma: no cover - run from a source tree
+    errdex_version = "unknown"
 
 
 class Extractor(Protocol):
@@ -43,26 +51,36 @@ class Extractor(Protocol):
         ...
 
 
-def code_version(base: str, *files: str) -> str:
+_SHARED_CODE = ("errdex.analyze.templates", "errdex.extract.treesitter", "errdex.models")
+"""Modules every extractor's output depends on (see :func:`code_version`)."""
+
+
+def code_version(base: str, module: str) -> str:
     """An extractor version that changes whenever the code its output depends on changes.
 
     The files cache keeps each file's extraction under its extractor's version: a version
     written by hand is easily left behind by a change (and a new errdex would then reuse what
-    an older one extracted). This digest of the code's files cannot be.
+    an older one extracted). This digest of the code's sources cannot be. The sources are
+    read through the import system (a zipped errdex too), without importing anything.
 
     Args:
         base: The version written by hand (for a change of the cached format itself).
-        files: The source files of the modules whose code decides the output.
+        module: The extractor's module (``__name__``); the shared modules are added.
 
     Returns:
-        ``base`` and the first 12 hex digits of the files' digest.
+        ``base`` and the first 12 hex digits of the sources' digest.
     """
     digest = hashlib.sha1(usedforsecurity=False)
-    for name in files:
-        try:
-            digest.update(Path(name).read_bytes())
-        except OSError:  # pragma: no cover - a package without its sources
-            digest.update(name.encode())
+    for name in (module, *_SHARED_CODE):
+        spec = importlib.util.find_spec(name)
+        loader = spec.loader if spec is not None else None
+        source = None
+        if isinstance(loader, InspectLoader):
+            try:
+                source = loader.get_source(name)
+            except (ImportError, OSError):  # pragma: no cover - a build without its sources
+                source = None
+        digest.update((source if source is not None else f"{name} {errdex_version}").encode())
     return f"{base}.{digest.hexdigest()[:12]}"
 
 

@@ -60,16 +60,13 @@ sentinel of the source), and constructions of error types (dropped when the type
 
 from __future__ import annotations
 
-import inspect
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from errdex import models as _models_code
 from errdex.extract import code_version
-from errdex.extract import treesitter as _shared_code
 from errdex.extract.treesitter import (
     FileContext,
     Scope,
@@ -268,9 +265,6 @@ _ASSIGNMENT_QUERY = """
 (var_spec name: (identifier) @name . value: (expression_list . (_) @value .))
 (const_spec name: (identifier) @name . value: (expression_list . (_) @value .))
 """
-
-_CODE_FILES = (__file__, inspect.getfile(_shared_code), inspect.getfile(_models_code))
-"""The code this extractor's output depends on (see :func:`~errdex.extract.code_version`)."""
 
 
 def status_text(code: int) -> str:
@@ -1608,7 +1602,7 @@ class GoExtractor(TreeSitterExtractor):
 
     language = "go"
     suffixes: tuple[str, ...] = (".go",)
-    version = code_version("1", *_CODE_FILES)
+    version = code_version("1", __name__)
     grammars: ClassVar[dict[str, str]] = {".go": "go"}
 
     def find_sites(self, root: Node, context: FileContext) -> None:

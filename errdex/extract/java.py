@@ -28,14 +28,11 @@ constant of the file. Anything else is one hole (form ``opaque``).
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
-from errdex import models as _models_code
 from errdex.extract import code_version
-from errdex.extract import treesitter as _shared_code
 from errdex.extract.treesitter import (
     FileContext,
     Scope,
@@ -119,9 +116,6 @@ _ESCAPES = {
 _ESCAPE = re.compile(r"\\(?:u+([0-9A-Fa-f]{4})|([0-3][0-7]{0,2}|[4-7][0-7]?)|\n|(.))", re.DOTALL)
 _MAX_DEPTH = 8
 _MAX_BRANCHES = 4
-
-_CODE_FILES = (__file__, inspect.getfile(_shared_code), inspect.getfile(_models_code))
-"""The code this extractor's output depends on (see :func:`~errdex.extract.code_version`)."""
 
 
 def _unescape_one(match: re.Match[str]) -> str:
@@ -734,7 +728,7 @@ class JavaExtractor(TreeSitterExtractor):
 
     language = "java"
     suffixes: tuple[str, ...] = (".java",)
-    version = code_version("1", *_CODE_FILES)
+    version = code_version("1", __name__)
     grammars: ClassVar[dict[str, str]] = {".java": "java"}
 
     def find_sites(self, root: Node, context: FileContext) -> None:

@@ -33,7 +33,6 @@ the template read without it.
 from __future__ import annotations
 
 import functools
-import inspect
 import json
 import posixpath
 import re
@@ -42,9 +41,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from errdex import models as _models_code
 from errdex.extract import code_version
-from errdex.extract import treesitter as _shared_code
 from errdex.extract.treesitter import (
     FileContext,
     Scope,
@@ -210,9 +207,6 @@ MAX_HOLE_SOURCE = 200
 MAX_OPERANDS = 200
 """A longer concatenation (generated code) is read as one hole."""
 _MAX_DEPTH = 24
-
-_CODE_FILES = (__file__, inspect.getfile(_shared_code), inspect.getfile(_models_code))
-"""The code this extractor's output depends on (see :func:`~errdex.extract.code_version`)."""
 
 
 def http_error_class(status: int) -> str:
@@ -2448,7 +2442,7 @@ class JavaScriptExtractor(TreeSitterExtractor):
 
     language = "javascript"
     suffixes: tuple[str, ...] = (".js", ".mjs", ".cjs", ".jsx")
-    version = code_version("1", *_CODE_FILES)
+    version = code_version("1", __name__)
     grammars: ClassVar[dict[str, str]] = {
         ".js": "javascript",
         ".mjs": "javascript",
@@ -2535,7 +2529,7 @@ class TypeScriptExtractor(JavaScriptExtractor):
 
     language = "typescript"
     suffixes: tuple[str, ...] = (".ts", ".mts", ".cts", ".tsx")
-    version = code_version("1", *_CODE_FILES)
+    version = code_version("1", __name__)
     grammars: ClassVar[dict[str, str]] = {
         ".tsx": "tsx",
         ".ts": "typescript",

@@ -73,7 +73,6 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
-import inspect
 import io
 import re
 import tokenize
@@ -83,8 +82,6 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
-from errdex import models as _models_code
-from errdex.analyze import templates as _shared_code
 from errdex.analyze.templates import (
     REFERENCE_STYLE,
     Built,
@@ -162,6 +159,9 @@ _EXCEPTION_SUFFIXES = (
     "Critical",
 )
 _CHECK_CLASSES = frozenset({"Error", "Warning", "Critical", "Info", "Debug"})
+_REBINDING = r"\b{0}\s*:=|\bas\s+{0}\b"
+"""A walrus or an ``as`` binding the name (formatted with it, escaped)."""
+_EXCEPTION_ROOTS = frozenset({"BaseException", "Exception", "Warning"})
 _MAX_CLASS_TEXTS = 4
 """At most this many records of the text of a class no site names (see ``class_texts``)."""
 _MIN_CLASS_TEXT = 8
@@ -176,9 +176,6 @@ _PROPERTIES = frozenset({"property", "cached_property"})
 """Decorators that make ``self.name`` call the method (``functools.cached_property`` too)."""
 _TEXT_METHODS = frozenset({"__init__", "__str__"})
 """The methods where a class builds the text its instances show."""
-
-_CODE_FILES = (__file__, inspect.getfile(_shared_code), inspect.getfile(_models_code))
-"""The code this extractor's output depends on (see :func:`~errdex.extract.code_version`)."""
 
 
 _DEFAULT_ATTRIBUTES = (
@@ -402,6 +399,12 @@ def _defaults(arguments: ast.arguments) -> list[tuple[str, ast.expr]]:
         if default is not None
     ]
     return found
+
+
+def _carries_message(hole: str) -> bool:
+    """Whether a hole of a class's text is the message the class is given (``self.msg``)."""
+    name = hole.removeprefix("self.").removeprefix("str(").removesuffix(")")
+    return hole == _GIVEN_HOLE or name in HELPER_PARAMETERS or name in _DEFAULT_PARAMETERS
 
 
 def _class_held(node: ast.expr) -> str | None:
@@ -684,6 +687,8 @@ class _ClassInfo:
         if self.init_text:
             # What its __init__ gives its base (a __str__ may decorate it: ``self.args[0]``).
             data["builds"] = _export_list(self.init_text)
+        if self.str_text:
+            data["str"] = True  # it defines __str__ (with text or not)
         return data
 
     def _text(self) -> dict[str, Any] | None:
@@ -794,8 +799,9 @@ class _Scope:
     caught: frozenset[str] = frozenset()
     header: _Header | None = None
     containers: dict[str, ast.expr] = field(default_factory=dict)
-    built: dict[str, tuple[int, int]] = field(default_factory=dict)
-    """Exceptions built into a variable: the span of their object sites (``raise exc``)."""
+    built: dict[str, tuple[int, int, ast.Call, ast.stmt]] = field(default_factory=dict)
+    """Exceptions built into a variable: the span of their object sites, the call and the
+    statement (``raise exc``)."""
     assigned: set[str] = field(default_factory=set)
     """Names the function assigns (a parameter among them no longer holds what was passed)."""
 
@@ -1168,7 +1174,7 @@ class _ModuleExtractor:
     def _class_export(self, cls: _ClassInfo) -> dict[str, Any]:
         """A class's exports, with the code around where it builds its own text."""
         data = cls.export()
-        built = cls.init_text or cls.str_text
+        built = cls.str_text if any(_has_text(b.parts) for b in cls.str_text) else cls.init_text
         line = next((b.defined_at.line for b in built if b.defined_at is not None), None)
         if line is not None and line <= len(self.lines):
             start = max(1, line - self.window)
@@ -1674,14 +1680,17 @@ class _ModuleExtractor:
             before = len(self.sites)
             if not self._helper_call(value, statement):
                 self._objects(value, statement, 0)
-            if (
-                len(targets) == 1
-                and type(targets[0]) is ast.Name
-                and len(self.sites) > before
-                and all(site.kind is SiteKind.OBJECT for site in self.sites[before:])
-            ):
-                # ``exc = ValidationError(errors)`` … ``raise exc``: raised later, maybe.
-                scope.built[targets[0].id] = (before, len(self.sites))
+            if len(targets) == 1 and type(targets[0]) is ast.Name:
+                name = _class_name(value.func)
+                if len(self.sites) > before and all(
+                    site.kind is SiteKind.OBJECT for site in self.sites[before:]
+                ):
+                    # ``exc = ValidationError(errors)`` … ``raise exc``: raised later, maybe.
+                    scope.built[targets[0].id] = (before, len(self.sites), value, statement)
+                elif len(self.sites) == before and name is not None and _is_class_like(name):
+                    # Built with no message of its own (``CommandFailed(command=c)``): a raise
+                    # of the name later says it is an exception.
+                    scope.built[targets[0].id] = (before, before, value, statement)
         elif kind in (ast.List, ast.Tuple, ast.ListComp):
             self._objects(value, statement, 0)
 
@@ -1785,8 +1794,17 @@ class _ModuleExtractor:
             return  # bare re-raise
         chained = node.cause is not None
         if isinstance(exc, ast.Name) and exc.id in self._scope.built:
-            self._raised_later(self._scope.built.pop(exc.id), node)
-            return
+            start, end, call, built_at = self._scope.built.pop(exc.id)
+            if self._rebound(exc.id, built_at, node):
+                pass  # a walrus or a ``case … as`` rebound it: a re-raise of something else
+            elif start < end:
+                self._raised_later((start, end), node)
+                return
+            else:
+                raised = ast.copy_location(ast.Raise(exc=call, cause=node.cause), node)
+                raised.end_lineno = node.end_lineno
+                self._raise(raised)
+                return
         if not isinstance(exc, ast.Call):
             name = _class_name(exc)
             if name is not None and _is_class_like(name):
@@ -1865,6 +1883,15 @@ class _ModuleExtractor:
             arguments=arguments,
             params=self._params_keyword(call),
         )
+
+    def _rebound(self, name: str, built_at: ast.stmt, node: ast.Raise) -> bool:
+        """Whether the lines from an exception's building to its raise bind ``name`` again.
+
+        The walk follows assignments, loops, handlers and ``with``; a walrus and a ``case …
+        as`` it does not see are found in the source text between.
+        """
+        text = "\n".join(self.lines[built_at.end_lineno or built_at.lineno : node.lineno - 1])
+        return name in text and re.search(_REBINDING.format(re.escape(name)), text) is not None
 
     def _unbuilt(self, target: ast.expr) -> None:
         """Forget the exceptions built into the names a ``for``, ``with`` or ``del`` rebinds."""
@@ -2060,7 +2087,10 @@ class _ModuleExtractor:
             or (
                 isinstance(func, ast.Name)
                 # ``from warnings import warn``, not a ``warn`` of the module's own
-                and (self.imports.get("warn") == "warnings.warn" or "warn" not in self.top_names)
+                and (
+                    self.imports.get("warn") == "warnings.warn"
+                    or ("warn" not in self.top_names and "warn" not in self.imports)
+                )
             )
         ):
             message = call.args[0] if call.args else _keyword(call, "message")
@@ -3605,8 +3635,6 @@ class _Linker:
             texts = self._texts(owner, text["templates"], "class-template")
         finally:
             self._instance, self._given = saved
-        if any(p.hole and p.text == _GIVEN_HOLE for t in texts for p in t.parts):
-            return None  # the text shows what the raise gives, and that is not known here
         if passed_message is not None and passed_message[0] == 1:
             # ``if len(self.args) == 1: … else: return str(self.args)``: one argument given.
             one = [t for t in texts if not any(p.hole and p.text in _ARGS_TEXTS for p in t.parts)]
@@ -3645,6 +3673,11 @@ class _Linker:
             return None
         for item in self.mro(module, qualname):
             cls = self._class(*item)
+            init = cls.get("init")
+            if init is not None and not init.get("star") and not cls.get("builds"):
+                # ``__init__(self, status, message): super().__init__(message)``: which
+                # arguments reach ``args``, and in what order, the record cannot tell.
+                return None
             if cls.get("builds"):
                 # ``super().__init__("prefix: " + msg)``: that text is what ``args`` holds.
                 text = {"how": "init", "templates": cls["builds"]}
@@ -3660,14 +3693,19 @@ class _Linker:
         if self._given is None:
             return None
         if target.get("super"):
-            # ``super().__str__()``: the next ``__str__`` up the classes, when one has text.
+            # ``super().__str__()``: the next ``__str__`` up the classes, if the source has one.
             for owner, name in self.mro(module, str(target["super"]))[1:]:
-                text = self._class(owner, name).get("text")
+                cls = self._class(owner, name)
+                text = cls.get("text")
                 if text and text["how"] == "str":
                     return self._texts_deep(owner, text["templates"], "class-template", depth)
+                if cls.get("str"):
+                    return None  # a __str__ whose text is not known (``return self.reason``)
         count, first = self._given
         if count == 1 or (count > 1 and target.get("index")):
             return [_Text(first)]
+        if count == 0 and not target.get("index"):
+            return [_Text((TemplatePart(text=""),))]  # str(Exception()) is empty
         return None
 
     def method(self, module: str, qualname: str | None, name: str) -> tuple[str, str] | None:
@@ -3976,7 +4014,9 @@ class _Linker:
                 ordered.append((item.line, len(ordered), item))
             ordered.sort(key=lambda entry: (entry[0], entry[1]))
             sites.extend(item for _, _, item in ordered)
-        sites.extend(self.class_texts({site.error_class for site in sites}))
+        raised = {site.error_class for site in sites}
+        raised |= {self.unaliased(site).error_class for site in sites}
+        sites.extend(self.class_texts(raised))
         # Facts first, while the class's name is the one the file resolves.
         return [self.unaliased(site) for site in self.complete_facts(sites)]
 
@@ -3996,18 +4036,26 @@ class _Linker:
                 source = cls.get("source")
                 if (
                     name in raised
+                    or name.startswith("_")  # a private base (jsonschema's ``_Error``)
                     or not text
                     or text["how"] not in ("init", "str")
                     or not source
-                    or not _looks_like_exception(name)
+                    or not _EXCEPTION_ROOTS & set(self.ancestors(module, qualname))
+                    # a base whose subclasses are raised: its text is in their records
+                    or any(
+                        sub.rpartition(".")[2] in raised
+                        for _, sub in self.subclasses(module, qualname)
+                    )
                 ):
                     continue
                 texts = self.class_call(module, qualname, {"args": [], "keywords": {}}, False)
                 for item in (texts or [])[:_MAX_CLASS_TEXTS]:
                     parts = merge_parts(item.parts)
                     if _literal_length(parts) < _MIN_CLASS_TEXT or any(
-                        p.hole and p.text == _GIVEN_HOLE for p in parts
+                        p.hole and _carries_message(p.text) for p in parts
                     ):
+                        # ``{self.message}\n\nFailed validating …``: a frame around every
+                        # message of the source, not a message of its own.
                         continue
                     line = item.defined_at.line if item.defined_at else int(cls["line"])
                     method = "__init__" if text["how"] == "init" else "__str__"
@@ -4176,7 +4224,7 @@ class PythonExtractor:
 
     language = "python"
     suffixes: tuple[str, ...] = (".py",)
-    version = code_version("5", *_CODE_FILES)
+    version = code_version("5", __name__)
 
     def __init__(self, *, window: int = 18) -> None:
         self.window = window

@@ -38,14 +38,11 @@ a non-literal payload in 2018-edition style, and messages assembled across funct
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from errdex import models as _models_code
 from errdex.extract import code_version
-from errdex.extract import treesitter as _shared_code
 from errdex.extract.treesitter import (
     FileContext,
     Scope,
@@ -157,9 +154,6 @@ _ESCAPE = re.compile(
 )
 _SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\", "0": "\0", "'": "'", '"': '"'}
 _STRING_TYPES = frozenset({"string_literal", "raw_string_literal"})
-
-_CODE_FILES = (__file__, inspect.getfile(_shared_code), inspect.getfile(_models_code))
-"""The code this extractor's output depends on (see :func:`~errdex.extract.code_version`)."""
 
 
 def unescape(source: str) -> str | None:
@@ -992,7 +986,7 @@ class RustExtractor(TreeSitterExtractor):
 
     language = "rust"
     suffixes: tuple[str, ...] = (".rs",)
-    version = code_version("1", *_CODE_FILES)
+    version = code_version("1", __name__)
     grammars: ClassVar[dict[str, str]] = {".rs": "rust"}
 
     def find_sites(self, root: Node, context: FileContext) -> None:
