@@ -1249,6 +1249,29 @@ def test_a_warn_imported_from_the_source_is_its_helper_not_warnings_warn():
     assert one(sites, 4, "pkg/b.py").error_class == "UserWarning"
 
 
+def test_an_fstring_shows_the_constant_texts_a_local_name_holds():
+    # jsonschema: ``message = "is too short" if … else "should be non-empty"``, then
+    # ``f"{instance!r} {message}"``: one template per text, not ``{instance} {message}``.
+    sites = mine(
+        {
+            "m.py": """\
+            def min_length(instance, size):
+                if size == 1:
+                    message = "should be non-empty"
+                else:
+                    message = "is too short"
+                raise ValueError(f"{instance!r} {message}")
+
+            def shown_as_repr(instance, flag):
+                message = "a" if flag else "b"
+                raise ValueError(f"{instance} {message!r}")
+            """
+        }
+    )
+    assert texts(sites, 6) == ["{instance} is too short", "{instance} should be non-empty"]
+    assert texts(sites, 10) == ["{instance} {message}"]  # !r changes the text: a hole
+
+
 def test_error_objects_built_without_raise_carry_their_code():
     sites = mine(
         {

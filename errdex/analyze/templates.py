@@ -326,13 +326,44 @@ class TemplateBuilder:
         return built or [Built((_hole(node),), "opaque")]
 
     def _fstring(self, node: ast.JoinedStr) -> list[Built]:
-        parts: list[TemplatePart] = []
+        alternatives: list[tuple[TemplatePart, ...]] = [()]
         for value in node.values:
             if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                parts.append(_literal(value.value))
+                alternatives = [parts + (_literal(value.value),) for parts in alternatives]
             elif isinstance(value, ast.FormattedValue):
-                parts.append(_hole(value.value, _fstring_style(value)))
-        return [Built(tuple(parts), "f-string")]
+                texts = self._constant_texts(value)
+                pieces = (
+                    [(_literal(text),) for text in texts]
+                    if texts
+                    else [(_hole(value.value, _fstring_style(value)),)]
+                )
+                alternatives = [a + piece for a in alternatives for piece in pieces]
+                alternatives = alternatives[:MAX_ALTERNATIVES]
+        return [Built(parts, "f-string") for parts in alternatives]
+
+    def _constant_texts(self, value: ast.FormattedValue) -> list[str]:
+        """The texts a local name shown as it is holds, when each is a constant, else none.
+
+        ``message = "is too short" if x else "is too long"`` then ``f"{instance!r} {message}"``:
+        one template per text (jsonschema's keywords). A conversion or a format spec would
+        change the text, so only a plain ``{name}`` counts.
+        """
+        if (
+            type(value.value) is not ast.Name
+            or value.conversion not in (-1, ord("s"))
+            or value.format_spec is not None
+            or self._resolve is None
+        ):
+            return []
+        resolved = self._resolve(value.value)
+        if not resolved:
+            return []
+        texts: list[str] = []
+        for built in resolved:
+            if built.form == "reference" or any(part.hole for part in built.parts):
+                return []
+            texts.append("".join(part.text for part in built.parts))
+        return texts
 
     def _concat(self, node: ast.BinOp) -> list[Built]:
         lefts = self._operand(node.left)
