@@ -1272,6 +1272,36 @@ def test_an_fstring_shows_the_constant_texts_a_local_name_holds():
     assert texts(sites, 10) == ["{instance} {message}"]  # !r changes the text: a hole
 
 
+def test_an_attribute_the_init_sets_twice_has_no_one_value():
+    # PyYAML's Reader: ``self.name = "<unicode string>"`` or ``"<byte string>"``.
+    sites = mine(
+        {
+            "m.py": """\
+            class ReaderError(Exception):
+                def __init__(self, name, kind, position):
+                    self.name = name
+                    self.kind = kind
+                    self.position = position
+
+                def __str__(self):
+                    return "bad %s character in %s at %d" % (self.kind, self.name, self.position)
+
+            class Reader:
+                def __init__(self, stream):
+                    self.kind = "reader"
+                    if isinstance(stream, str):
+                        self.name = "<unicode string>"
+                    else:
+                        self.name = "<byte string>"
+
+                def fail(self, position):
+                    raise ReaderError(self.name, self.kind, position)
+            """
+        }
+    )
+    assert texts(sites, 19) == ["bad reader character in {self.name} at {position}"]
+
+
 def test_error_objects_built_without_raise_carry_their_code():
     sites = mine(
         {

@@ -655,6 +655,8 @@ class _ClassInfo:
     tables: dict[str, dict[str, list[Built]]] = field(default_factory=dict)
     instance: dict[str, list[Built]] = field(default_factory=dict)
     attribute_params: dict[str, str] = field(default_factory=dict)
+    assigned: set[str] = field(default_factory=set)
+    """The ``self.x`` the ``__init__`` sets (one set twice has no one value)."""
     has_init: bool = False
     star: bool = False
     params: list[str] = field(default_factory=list)
@@ -1695,6 +1697,12 @@ class _ModuleExtractor:
             self._objects(value, statement, 0)
 
     def _instance_attribute(self, cls: _ClassInfo, name: str, value: ast.expr, line: int) -> None:
+        if name in cls.assigned:
+            # Set more than once (PyYAML's ``self.name = "<unicode string>"`` or
+            # ``"<byte string>"`` by the stream's type): no one value is the attribute's.
+            cls.instance.pop(name, None)
+            return
+        cls.assigned.add(name)
         if isinstance(value, ast.Name) and value.id in self._scope.params:
             cls.attribute_params.setdefault(name, value.id)
             return
