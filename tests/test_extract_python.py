@@ -1302,6 +1302,31 @@ def test_an_attribute_the_init_sets_twice_has_no_one_value():
     assert texts(sites, 19) == ["bad reader character in {self.name} at {position}"]
 
 
+def test_a_factory_that_returns_the_exception_it_built_into_a_name():
+    sites = mine(
+        {
+            "m.py": """\
+            class InvalidMetadata(ValueError):
+                pass
+
+            def invalid(field, cause=None):
+                exc = InvalidMetadata(f"{field!r} is a required field")
+                exc.__cause__ = cause
+                return exc
+
+            def check(raw):
+                raise invalid("version")
+            """
+        }
+    )
+    site = one(sites, 10)
+    assert (site.error_class, site.form, site.template.text) == (
+        "InvalidMetadata",
+        "factory",
+        "'version' is a required field",
+    )
+
+
 def test_error_objects_built_without_raise_carry_their_code():
     sites = mine(
         {

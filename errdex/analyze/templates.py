@@ -188,6 +188,9 @@ _TRANSLATORS = frozenset(
 _PLURALS = frozenset(
     {"ngettext", "ngettext_lazy", "ungettext", "ungettext_lazy", "npgettext", "npgettext_lazy"}
 )
+_STRING_METHODS = frozenset({"format", "format_map", "join"})
+"""Calls that build text from a string (``"…".format(…)``), whatever their receiver."""
+
 _TEXT_FUNCTIONS: dict[str, Callable[[str], str]] = {
     "dedent": textwrap.dedent,
     "cleandoc": inspect.cleandoc,
@@ -251,7 +254,7 @@ class TemplateBuilder:
             return False
         if kind is ast.Call:
             name = _call_name(node)  # type: ignore[arg-type]
-            if name in _TRANSLATORS or name in _TEXT_FUNCTIONS or name in ("format", "join"):
+            if name in _TRANSLATORS or name in _TEXT_FUNCTIONS or name in _STRING_METHODS:
                 return True
             if name == "str":
                 return True
@@ -424,6 +427,17 @@ class TemplateBuilder:
             receiver = func.value
             if name == "format" and not _is_module(receiver):
                 return self._format(receiver, node)
+            if name == "format_map" and len(node.args) == 1:
+                # ``msg.format_map({"field": x})`` is ``msg.format(field=x)``.
+                mapping = node.args[0]
+                if isinstance(mapping, ast.Dict) and all(
+                    isinstance(k, ast.Constant) and isinstance(k.value, str) for k in mapping.keys
+                ):
+                    keywords = [
+                        ast.keyword(arg=k.value, value=v)  # type: ignore[union-attr]
+                        for k, v in zip(mapping.keys, mapping.values, strict=True)
+                    ]
+                    return self._format(receiver, ast.Call(func=func, args=[], keywords=keywords))
             if name in ("strip", "rstrip", "lstrip") and not node.args:
                 return [self._text_function(b, name, node) for b in self._build(receiver)]
             if name == "join" and len(node.args) == 1:

@@ -1990,6 +1990,9 @@ class _ModuleExtractor:
             return
         if isinstance(value, ast.Await):
             value = value.value
+        if isinstance(value, ast.Name) and value.id in scope.built:
+            # ``exc = InvalidMetadata(…)`` … ``return exc``: as ``return InvalidMetadata(…)``.
+            value = scope.built[value.id][2]
         if isinstance(value, ast.Call):
             call = value
             self._note_call(call)
