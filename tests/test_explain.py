@@ -243,6 +243,36 @@ def test_a_paste_hard_wrapped_mid_word_at_the_terminals_width(cli, tmp_path):
     assert best["kind"] == "exact" and best["captures"]["state"] == "<User at 0x7f>"
 
 
+def test_lines_a_class_prints_after_its_message_stay_out_of_the_values(cli, tmp_path):
+    # jsonschema prints "Failed validating …" after the message; PyYAML its marks.
+    body = (
+        "def minimum(instance, minimum):\n"
+        '    raise ValidationError(f"{instance!r} is less than the minimum of {minimum!r}")\n'
+        "def quoted(self):\n"
+        '    raise ScannerError("while scanning a quoted scalar", self.mark)\n'
+        "def other(self, name):\n"
+        '    raise ScannerError(f"while scanning a {name}", self.mark)\n'
+    )
+    paste = (
+        "jsonschema.exceptions.ValidationError: -1 is less than the minimum of 0\n\n"
+        "Failed validating 'minimum' in schema['properties']['age']:\n"
+        "    {{'minimum': 0}}\n"
+    )
+    code, answer = explain_mined(cli, tmp_path, "jsonschema/_keywords.py", body, paste)
+    best = answer["matches"][0]
+    assert code == 0 and best["kind"] == "exact"
+    assert best["captures"] == {"instance": "-1", "minimum": "0"}
+    scanned = cli(
+        "explain",
+        "yaml.scanner.ScannerError: while scanning a quoted scalar\n"
+        '  in "<unicode string>", line 1, column 6:\n'
+        "found unexpected end of stream",
+        "--json",
+    )
+    best = json.loads(scanned.output)["matches"][0]
+    assert best["record"]["errorMessage"] == "while scanning a quoted scalar"
+
+
 def test_both_raise_sites_of_a_chain_a_few_lines_apart_are_exact(cli, tmp_path):
     body = (
         "def lookup(table, key):\n"

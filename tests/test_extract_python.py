@@ -1272,6 +1272,27 @@ def test_an_fstring_shows_the_constant_texts_a_local_name_holds():
     assert texts(sites, 10) == ["{instance} {message}"]  # !r changes the text: a hole
 
 
+def test_each_text_of_a_message_binds_the_class_text_apart():
+    sites = mine(
+        {
+            "m.py": """\
+            class ValidationError(Exception):
+                def __init__(self, message, validator=None):
+                    super().__init__(message)
+                    self.message = message
+
+                def __str__(self):
+                    return self.message
+
+            def max_length(instance, limit):
+                message = "is expected to be empty" if limit == 0 else "is too long"
+                yield ValidationError(f"{instance!r} {message}")
+            """
+        }
+    )
+    assert texts(sites, 11) == ["{instance} is expected to be empty", "{instance} is too long"]
+
+
 def test_an_attribute_the_init_sets_twice_has_no_one_value():
     # PyYAML's Reader: ``self.name = "<unicode string>"`` or ``"<byte string>"``.
     sites = mine(

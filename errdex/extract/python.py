@@ -401,6 +401,25 @@ def _defaults(arguments: ast.arguments) -> list[tuple[str, ast.expr]]:
     return found
 
 
+def _with_message(
+    spec: dict[str, Any] | None, message: ast.expr | None, parts: tuple[TemplatePart, ...]
+) -> dict[str, Any] | None:
+    """A raise's call spec with the message argument one alternative of it.
+
+    ``raise ValidationError(f"{instance!r} {message}")`` with two texts of ``message``: each
+    record binds the class's text to its own.
+    """
+    at = spec.get("message_at") if spec is not None else None
+    if spec is None or at is None or message is None:
+        return spec
+    copy = dict(spec)
+    if isinstance(at, int):
+        copy["args"] = [*spec["args"][:at], _dump_parts(parts), *spec["args"][at + 1 :]]
+    else:
+        copy["keywords"] = {**spec["keywords"], at: _dump_parts(parts)}
+    return copy
+
+
 def _carries_message(hole: str) -> bool:
     """Whether a hole of a class's text is the message the class is given (``self.msg``)."""
     name = hole.removeprefix("self.").removeprefix("str(").removesuffix(")")
@@ -1750,8 +1769,14 @@ class _ModuleExtractor:
             return _dump_parts(merge_parts(self.builder.build(node)[0].parts))
         return [[source_text(node), True, ""]]
 
-    def _call_spec(self, call: ast.Call | None, func: ast.expr) -> dict[str, Any]:
-        """Describe a call for the link step (``K`` in the module docstring)."""
+    def _call_spec(
+        self, call: ast.Call | None, func: ast.expr, message: ast.expr | None = None
+    ) -> dict[str, Any]:
+        """Describe a call for the link step (``K`` in the module docstring).
+
+        With the call's ``message`` argument, its place among the arguments is noted too
+        (``message_at``: each alternative of the message binds the class's text apart).
+        """
         spec: dict[str, Any] = {}
         if (
             isinstance(func, ast.Attribute)
@@ -1794,6 +1819,13 @@ class _ModuleExtractor:
         spec["keywords"] = keywords
         if ints:
             spec["ints"] = ints
+        if message is not None:
+            for position, argument in enumerate(call.args[: len(args)]):
+                if argument is message:
+                    spec["message_at"] = position
+            for keyword in call.keywords:
+                if keyword.value is message and keyword.arg is not None:
+                    spec["message_at"] = keyword.arg
         return spec
 
     def _raise(self, node: ast.Raise) -> None:
@@ -1878,7 +1910,7 @@ class _ModuleExtractor:
                 error_code = first.attr
         spec = None
         if name is not None and not (name in _BUILTIN_EXCEPTIONS or name in _BUILTIN_NAMES):
-            spec = self._call_spec(call, func)
+            spec = self._call_spec(call, func, message)
         self._emit(
             node,
             kind=SiteKind.HTTP if http_status is not None else SiteKind.RAISE,
@@ -2285,7 +2317,7 @@ class _ModuleExtractor:
                             params=self._params_keyword(call),
                             call_spec=None
                             if name in _BUILTIN_EXCEPTIONS
-                            else self._call_spec(call, call.func),
+                            else self._call_spec(call, call.func, message),
                         )
                         return
             if depth < 3:
@@ -2472,7 +2504,9 @@ class _ModuleExtractor:
                         "site": index,
                         "message": _dump_parts(parts) if referenced else None,
                         "form": built.form,
-                        "call": call_spec,
+                        "call": _with_message(call_spec, message, parts)
+                        if len(builds) > 1
+                        else call_spec,
                         "given": message is not None,
                     }
                 )

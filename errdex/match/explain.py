@@ -307,6 +307,11 @@ def _unwrapped(message: str, qualified_class: str | None) -> str | None:
     return "".join(lines)
 
 
+def _spans_lines(captures: tuple[str, ...] | None) -> bool:
+    """Whether a match took line breaks into one of its values."""
+    return captures is not None and any("\n" in value for value in captures)
+
+
 def _first_line(message: str) -> str:
     """A multi-line message's first line, stripped; empty for a one-line message."""
     text = message.strip()
@@ -439,8 +444,10 @@ class Explainer:
             number, variants, candidates, note="", wanted=error.error_class
         ):
             self._fall_back(number, error, candidates, paste, lead)
+        first_line = _first_line(error.message)
+        if first_line:
+            self._first_line_matches(number, first_line, candidates)
         frames = error.frames or self._mentions(paste)
-        first_line = _first_line(error.message) if frames else ""
         for position, frame in enumerate(frames):
             innermost = position == len(frames) - 1
             for record in index.records_in_file(frame.path):
@@ -597,6 +604,31 @@ class Explainer:
             if specific:
                 break
         return specific
+
+    def _first_line_matches(
+        self, number: int, first_line: str, candidates: dict[int, _Candidate]
+    ) -> None:
+        """Add the records whose template produces a multi-line message's first line.
+
+        A class may print lines after its message (PyYAML's marks, jsonschema's "Failed
+        validating …"). A template that matched the whole message only because its last hole
+        took those lines takes the first line's values instead; one that matches the first
+        line alone comes in with that said (and ranks below a match of the whole message).
+        """
+        index = self.index
+        for template, captures, _ in index.verify(
+            index.candidates(first_line, anchored=True), first_line
+        ):
+            if index.literal_length(template) < SPECIFIC:
+                continue
+            for record in index.records_of(template, MAX_CANDIDATES):
+                candidate = candidates.get(record)
+                if candidate is None:
+                    candidates[record] = _Candidate(
+                        record, number, captures, line_note=_FIRST_LINE_NOTE
+                    )
+                elif candidate.error == number and _spans_lines(candidate.captures):
+                    candidate.captures, candidate.line_note = captures, _FIRST_LINE_NOTE
 
     def _contradicts(self, wanted: str, record: int) -> bool:
         """Whether a pasted class rules a record out (the test :meth:`_score` penalises)."""
