@@ -273,6 +273,31 @@ def test_lines_a_class_prints_after_its_message_stay_out_of_the_values(cli, tmp_
     assert best["record"]["errorMessage"] == "while scanning a quoted scalar"
 
 
+def test_a_class_raised_with_another_errors_message_does_not_contradict_it(cli, tmp_path):
+    # packaging: ``except ParserSyntaxError as e: raise InvalidRequirement(str(e))``.
+    body = (
+        "class ParserSyntaxError(Exception):\n"
+        "    pass\n"
+        "class InvalidRequirement(ValueError):\n"
+        "    pass\n"
+        "def parse(after):\n"
+        '    raise ParserSyntaxError(f"Expected end or semicolon (after {after})")\n'
+        "def requirement(text):\n"
+        "    try:\n"
+        "        parse(text)\n"
+        "    except ParserSyntaxError as e:\n"
+        "        raise InvalidRequirement(str(e)) from None\n"
+    )
+    paste = (
+        "packaging.requirements.InvalidRequirement: Expected end or semicolon"
+        " (after name and no valid version specifier)"
+    )
+    code, answer = explain_mined(cli, tmp_path, "packaging/requirements.py", body, paste)
+    best = answer["matches"][0]
+    assert code == 0 and best["kind"] == "exact" and best["record"]["lineNumber"] == 6
+    assert any("raised with the message of another error" in e for e in best["evidence"])
+
+
 def test_both_raise_sites_of_a_chain_a_few_lines_apart_are_exact(cli, tmp_path):
     body = (
         "def lookup(table, key):\n"

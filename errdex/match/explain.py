@@ -636,7 +636,11 @@ class Explainer:
         have = index.error_class(record)
         if same_class(wanted, have) or wanted.upper() in _LEVELS or have.upper() in _LEVELS:
             return False
-        return _names_a_class(have) and not index.path(record).endswith(_CLASSLESS)
+        return (
+            _names_a_class(have)
+            and not index.path(record).endswith(_CLASSLESS)
+            and wanted not in index.wrapper_classes()
+        )
 
     def _verify_cut(
         self,
@@ -784,6 +788,11 @@ class Explainer:
                 evidence.append(f"the record is {have}; the input shows {wanted}")
             elif not _names_a_class(have):
                 evidence.append(f"the record raises {have}, a name the code binds at run time")
+            elif wanted in index.wrapper_classes():
+                evidence.append(
+                    f"the record is {have}; the input's {wanted} is raised with the message of"
+                    " another error (raise {wanted}(str(e)))".replace("{wanted}", wanted)
+                )
             else:
                 contradiction = True
                 score -= 25.0

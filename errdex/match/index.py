@@ -47,7 +47,7 @@ KEY_LENGTH = 16
 _MAX_LINE = 2**31 - 1
 """Lines are kept as 32-bit numbers (``array("i")``); a higher one counts as this one."""
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 
 IndexRow = tuple[int, str, str, int, int, str, str]
 """What the index reads per record: rowid, class, path, line, end line, kind, template JSON."""
@@ -97,6 +97,10 @@ MAX_STARTS = 16
 
 LAYOUT_PREFIXES = ("src/", "python/", "lib/", "python3/")
 """Repository directories that are not part of the installed package's path."""
+
+
+_CAUGHT_HOLE = re.compile(r"(?:str\()?(?:e|ex|exc|err|error|exception|cause|original)\)?")
+"""The hole of a record that re-raises a caught error's message (``{str(e)}``, ``{exc}``)."""
 
 
 def _head_start(message: str) -> str:
@@ -208,6 +212,7 @@ class MatcherIndex:
         self._path_ids = array("i")
         self._kind_ids = array("i")
         self._class_names: list[str] = []
+        self._wrappers: frozenset[str] | None = None
         self._path_names: list[str] = []
         self._kind_names: list[str] = []
         self._path_starts = array("i", [0])
@@ -455,6 +460,28 @@ class MatcherIndex:
     def error_class(self, record: int) -> str:
         """Return a record's error class."""
         return self._class_names[self._class_ids[record]]
+
+    def wrapper_classes(self) -> frozenset[str]:
+        """Classes the source raises with another error's message (``X(str(e)) from e``).
+
+        Their records are one hole that shows a caught error (``{str(e)}``, ``{e}``): a
+        paste of such a class shows the message of some other record. Worked out once.
+        """
+        found = self._wrappers
+        if found is None:
+            lone = {
+                number
+                for number, holes in enumerate(self._holes)
+                if len(holes) == 1
+                and not any(self._literals[number])
+                and _CAUGHT_HOLE.fullmatch(holes[0]) is not None
+            }
+            found = self._wrappers = frozenset(
+                self._class_names[self._class_ids[record]]
+                for record, template in enumerate(self._record_template)
+                if template in lone
+            )
+        return found
 
     def path(self, record: int) -> str:
         """Return a record's file path."""
