@@ -791,7 +791,7 @@ class Explainer:
             elif wanted in index.wrapper_classes():
                 evidence.append(
                     f"the record is {have}; the input's {wanted} is raised with the message of"
-                    " another error (raise {wanted}(str(e)))".replace("{wanted}", wanted)
+                    f" another error (raise {wanted}(str(e)))"
                 )
             else:
                 contradiction = True
