@@ -298,6 +298,39 @@ def test_a_class_raised_with_another_errors_message_does_not_contradict_it(cli, 
     assert any("raised with the message of another error" in e for e in best["evidence"])
 
 
+def test_a_traceback_that_ends_in_the_source_ranks_its_own_file_first(cli, tmp_path):
+    # werkzeug: ``abort(404)`` ends in ``raise self.mapping[code](...)``, while other files
+    # raise ``NotFound()``, whose message the paste shows.
+    src = tmp_path / "proj"
+    make_repo(
+        src,
+        {
+            "werkzeug/utils.py": (
+                "def send(path):\n"
+                '    raise NotFound("The requested URL was not found on the server.")\n'
+            ),
+            "werkzeug/exceptions.py": (
+                "class Aborter:\n"
+                "    def __call__(self, code, *args):\n"
+                "        raise self.mapping[code](*args)\n"
+            ),
+        },
+    )
+    cli("mine", str(src))
+    paste = (
+        "Traceback (most recent call last):\n"
+        '  File "/app/views.py", line 3, in show\n'
+        "    abort(404)\n"
+        f'  File "{src}/werkzeug/exceptions.py", line 3, in __call__\n'
+        "    raise self.mapping[code](*args)\n"
+        "werkzeug.exceptions.NotFound: The requested URL was not found on the server.\n"
+    )
+    answer = json.loads(cli("explain", paste, "--json").output)
+    assert answer["matches"][0]["record"]["filePath"] == "werkzeug/exceptions.py"
+    other = next(m for m in answer["matches"] if m["record"]["filePath"] == "werkzeug/utils.py")
+    assert "no frame of the traceback is in the record's file" in other["evidence"]
+
+
 def test_both_raise_sites_of_a_chain_a_few_lines_apart_are_exact(cli, tmp_path):
     body = (
         "def lookup(table, key):\n"

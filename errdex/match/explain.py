@@ -92,6 +92,9 @@ def _names_a_class(name: str) -> bool:
     return last[:1].isupper()
 
 
+OFF_TRACEBACK = 20.0
+"""What a record loses when a traceback reaches the source but none of its frames its file."""
+
 _CLASS_CHECKS = 50
 """At most this many records of a matching template are checked against the pasted class."""
 
@@ -403,6 +406,7 @@ class Explainer:
         plain: dict[tuple[int, int, bool, str, bool], _Candidate] = {}
         for candidate in candidates.values():
             self._score(candidate, parsed.errors[candidate.error], plain)
+        self._off_the_traceback(parsed, candidates)
         rowids = self.index.rowids
         ranked = sorted(candidates.values(), key=lambda c: (-c.score, rowids[c.record]))
         exact = [c for c in ranked if c.exact]
@@ -604,6 +608,26 @@ class Explainer:
             if specific:
                 break
         return specific
+
+    def _off_the_traceback(self, parsed: ParsedInput, candidates: dict[int, _Candidate]) -> None:
+        """Rank below the others a record whose file no frame of a traceback passes through.
+
+        When a paste's frames reach the source, the error was raised in one of their files:
+        a site elsewhere that raises the same message (werkzeug's ``NotFound()`` in three
+        places, while the traceback ends in ``abort``) is another site.
+        """
+        index = self.index
+        framed: set[int] = set()
+        for error in parsed.errors:
+            for frame in error.frames:
+                framed.update(index.records_in_file(frame.path))
+        if not framed:
+            return
+        files = {index.path(record) for record in framed}
+        for candidate in candidates.values():
+            if not candidate.frame_gain and index.path(candidate.record) not in files:
+                candidate.score -= OFF_TRACEBACK
+                candidate.evidence.append("no frame of the traceback is in the record's file")
 
     def _first_line_matches(
         self, number: int, first_line: str, candidates: dict[int, _Candidate]
