@@ -201,7 +201,15 @@ def message_variants(error: ParsedError) -> list[str]:
         unwrapped = _unwrapped(message, error.qualified_class)
         if unwrapped is not None:
             variants.append(unwrapped)
-    if message.startswith(("('", '("')) and message.endswith(")"):
+    if message.endswith(")"):
+        variants.extend(_parenthesised_variants(message, error.error_class))
+    return variants
+
+
+def _parenthesised_variants(message: str, error_class: str | None) -> list[str]:
+    """The variants of a message that ends with ``)`` (see :func:`message_variants`)."""
+    variants: list[str] = []
+    if message.startswith(("('", '("')):
         # ``raise ValueError("Invalid %s", x)`` prints its arguments: ``('Invalid %s', 4)``.
         head = _TUPLE_HEAD.match(message)
         if head is not None:
@@ -212,10 +220,10 @@ def message_variants(error: ParsedError) -> list[str]:
             if isinstance(first, str) and first:
                 variants.append(first)
     # A log line that shows the exception's repr: ``task failed: KeyError('phase')``.
-    text = repr_message(message) if message.endswith(")") else None
+    text = repr_message(message)
     if text is not None:
         variants.append(text)
-    if message.endswith(")") and (error.error_class or "").endswith("ExceptionGroup"):
+    if (error_class or "").endswith("ExceptionGroup"):
         # An exception group prints its message with " (3 sub-exceptions)" after it.
         grouped = _SUB_EXCEPTIONS.sub("", message)
         if grouped != message:
@@ -406,7 +414,9 @@ class Explainer:
         plain: dict[tuple[int, int, bool, str, bool], _Candidate] = {}
         for candidate in candidates.values():
             self._score(candidate, parsed.errors[candidate.error], plain)
-        self._off_the_traceback(parsed, candidates)
+        errors = parsed.errors
+        if errors and (len(errors) > 1 or errors[0].frames):
+            self._off_the_traceback(parsed, candidates)
         rowids = self.index.rowids
         ranked = sorted(candidates.values(), key=lambda c: (-c.score, rowids[c.record]))
         exact = [c for c in ranked if c.exact]
@@ -448,7 +458,7 @@ class Explainer:
             number, variants, candidates, note="", wanted=error.error_class
         ):
             self._fall_back(number, error, candidates, paste, lead)
-        first_line = _first_line(error.message)
+        first_line = _first_line(error.message) if "\n" in error.message else ""
         if first_line:
             self._first_line_matches(number, first_line, candidates)
         frames = error.frames or self._mentions(paste)
