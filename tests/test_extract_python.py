@@ -1348,6 +1348,35 @@ def test_a_factory_that_returns_the_exception_it_built_into_a_name():
     )
 
 
+def test_a_text_an_init_chain_builds_through_its_bases():
+    # urllib3: MaxRetryError → RequestError → PoolError, each ``__init__`` giving the next.
+    sites = mine(
+        {
+            "exceptions.py": """\
+            class PoolError(Exception):
+                def __init__(self, pool, message):
+                    self.pool = pool
+                    super().__init__(f"{pool}: {message}")
+
+            class RequestError(PoolError):
+                def __init__(self, pool, url, message):
+                    self.url = url
+                    super().__init__(pool, message)
+
+            class MaxRetryError(RequestError):
+                def __init__(self, pool, url, reason=None):
+                    self.reason = reason
+                    message = f"Max retries exceeded with url: {url} (Caused by {reason!r})"
+                    super().__init__(pool, url, message)
+
+            def retry(pool, url, error):
+                raise MaxRetryError(pool, url, error)
+            """
+        }
+    )
+    assert texts(sites, 18) == ["{pool}: Max retries exceeded with url: {url} (Caused by {error})"]
+
+
 def test_error_objects_built_without_raise_carry_their_code():
     sites = mine(
         {

@@ -674,6 +674,8 @@ class _ClassInfo:
     tables: dict[str, dict[str, list[Built]]] = field(default_factory=dict)
     instance: dict[str, list[Built]] = field(default_factory=dict)
     attribute_params: dict[str, str] = field(default_factory=dict)
+    super_call: dict[str, Any] | None = None
+    """What the ``__init__`` gives the base's (``super().__init__(pool, message)``)."""
     assigned: set[str] = field(default_factory=set)
     """The ``self.x`` the ``__init__`` sets (one set twice has no one value)."""
     has_init: bool = False
@@ -701,6 +703,8 @@ class _ClassInfo:
                 init["attributes"] = self.attribute_params
             if self.defaults:
                 init["defaults"] = _export_table(self.defaults)
+            if self.super_call is not None:
+                init["super"] = self.super_call
             data["init"] = init
         text = self._text()
         if text is not None:
@@ -2182,15 +2186,20 @@ class _ModuleExtractor:
     def _super_init(self, call: ast.Call) -> None:
         """Take ``super().__init__(text)`` / ``Base.__init__(self, text)`` in ``__init__``."""
         cls = self._scope.cls
-        if cls is None or cls.init_text:
+        if cls is None or (cls.init_text and cls.super_call is not None):
             return
         func = call.func
         args = list(call.args)
         if isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Call) and args:
             args = args[1:]  # Base.__init__(self, ...)
         candidate = ast.Call(func=func, args=args, keywords=call.keywords)
+        if cls.super_call is None:
+            # What the base's __init__ is given, to compose its text (urllib3's
+            # ``PoolError``: ``f"{pool}: {message}"``) with this class's (see ``_init_texts``).
+            spec = self._call_spec(candidate, func)
+            cls.super_call = {k: v for k, v in spec.items() if k in ("args", "keywords", "star")}
         message = self._message_argument(candidate)
-        if message is None:
+        if message is None or cls.init_text:
             return
         built = self.builder.build(message)
         if any(_has_text(b.parts) for b in built):
@@ -3667,19 +3676,21 @@ class _Linker:
                 return None
             return self._texts(owner, text["templates"], "class-default")
         names: dict[str, str] = {f"self.{a}": p for a, p in attributes.items()}
-        if how == "init":
-            if init_owner == (owner, owner_name):
-                names.update({p: p for p in params})
-            else:
-                unmapped = True
         saved = self._instance, self._given
         self._instance = (module, qualname)
         passed_message = None if nested else self._given_message(module, qualname, call)
         self._given = passed_message
         try:
-            texts = self._texts(owner, text["templates"], "class-template")
+            # urllib3's MaxRetryError → RequestError → PoolError: the base's text with what
+            # each ``__init__`` gives the next, in the raised class's ``__init__`` parameters.
+            composed = self._init_texts(*init_owner, 0) if how == "init" and init_owner else None
+            texts = composed or self._texts(owner, text["templates"], "class-template")
         finally:
             self._instance, self._given = saved
+        if composed or (how == "init" and init_owner == (owner, owner_name)):
+            names.update({p: p for p in params})
+        elif how == "init":
+            unmapped = True
         if passed_message is not None and passed_message[0] == 1:
             # ``if len(self.args) == 1: … else: return str(self.args)``: one argument given.
             one = [t for t in texts if not any(p.hole and p.text in _ARGS_TEXTS for p in t.parts)]
@@ -3703,6 +3714,37 @@ class _Linker:
                 _Text(bind_holes(t.parts, values, names=names), t.i18n, t.defined_at, t.form)
             )
         return bound
+
+    def _init_texts(self, module: str, qualname: str, depth: int) -> list[_Text] | None:
+        """The text a class's ``__init__`` chain gives, in its own ``__init__`` parameters.
+
+        Its own text (``super().__init__(f"…")``) when no base's ``__init__`` builds one;
+        else the base's, bound to what this ``__init__`` gives it. None when there is no
+        text, or what a base is given cannot be told (``*args``).
+        """
+        init = self._class(module, qualname).get("init")
+        if init is None or depth > _MAX_PENDING_DEPTH:
+            return None
+        given = init.get("super")
+        mro = self.mro(module, qualname)
+        if given and not given.get("star") and len(mro) > 1:
+            base = self._init_texts(*mro[1], depth + 1)
+            base_init = self._class(*mro[1]).get("init") or {}
+            if base:
+                params = list(base_init.get("params") or [])
+                values, _ = self._arguments(module, given, params, base_init.get("defaults") or {})
+                names = {p: p for p in params}
+                if all(
+                    p.text in values for t in base for p in t.parts if p.hole and p.text in names
+                ):
+                    return [
+                        _Text(
+                            bind_holes(t.parts, values, names=names), t.i18n, t.defined_at, t.form
+                        )
+                        for t in base
+                    ]
+        builds = self._class(module, qualname).get("builds")
+        return self._texts(module, builds, "class-template") if builds else None
 
     def _given_message(
         self, module: str, qualname: str, call: Mapping[str, Any]
