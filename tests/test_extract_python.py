@@ -1323,6 +1323,29 @@ def test_an_attribute_the_init_sets_twice_has_no_one_value():
     assert texts(sites, 19) == ["bad reader character in {self.name} at {position}"]
 
 
+def test_an_attribute_set_from_a_parameter_or_a_default_text_keeps_the_default():
+    # django's constraints: ``violation_error_message`` or the class's default.
+    sites = mine(
+        {
+            "m.py": """\
+            class Constraint:
+                default_message = "Constraint %(name)s is violated."
+
+                def __init__(self, name, message=None):
+                    self.name = name
+                    if message is not None:
+                        self.message = message
+                    else:
+                        self.message = self.default_message
+
+                def check(self):
+                    raise ValueError(self.message % {"name": self.name})
+            """
+        }
+    )
+    assert texts(sites, 12) == ["Constraint {self.name} is violated."]
+
+
 def test_a_factory_that_returns_the_exception_it_built_into_a_name():
     sites = mine(
         {

@@ -677,7 +677,7 @@ class _ClassInfo:
     super_call: dict[str, Any] | None = None
     """What the ``__init__`` gives the base's (``super().__init__(pool, message)``)."""
     assigned: set[str] = field(default_factory=set)
-    """The ``self.x`` the ``__init__`` sets (one set twice has no one value)."""
+    """The ``self.x`` the ``__init__`` sets to a text (one set to two has no one value)."""
     has_init: bool = False
     star: bool = False
     params: list[str] = field(default_factory=list)
@@ -1720,17 +1720,18 @@ class _ModuleExtractor:
             self._objects(value, statement, 0)
 
     def _instance_attribute(self, cls: _ClassInfo, name: str, value: ast.expr, line: int) -> None:
-        if name in cls.assigned:
-            # Set more than once (PyYAML's ``self.name = "<unicode string>"`` or
-            # ``"<byte string>"`` by the stream's type): no one value is the attribute's.
-            cls.instance.pop(name, None)
-            return
-        cls.assigned.add(name)
         if isinstance(value, ast.Name) and value.id in self._scope.params:
             cls.attribute_params.setdefault(name, value.id)
             return
         built = self._constant_templates(value, "constant-ref")
+        if built and name in cls.assigned:
+            # Set to two texts (PyYAML's ``self.name = "<unicode string>"`` or ``"<byte
+            # string>"`` by the stream's type): no one text is the attribute's. (A parameter
+            # or the default, as django's ``violation_error_message``, keeps the default.)
+            cls.instance.pop(name, None)
+            return
         if built:
+            cls.assigned.add(name)
             cls.instance[name] = [
                 Built(b.parts, b.form, b.i18n, b.defined_at or Location(path=self.path, line=line))
                 for b in built
