@@ -666,15 +666,31 @@ class Explainer:
 
     def _contradicts(self, wanted: str, record: int) -> bool:
         """Whether a pasted class rules a record out (the test :meth:`_score` penalises)."""
+        return self._class_verdict(wanted, record)[0] == "contradicts"
+
+    def _class_verdict(self, wanted: str, record: int) -> tuple[str, str]:
+        """How a pasted class bears on a record: ``same``, ``other`` or ``contradicts``.
+
+        Returns:
+            The verdict and the evidence that says why.
+        """
         index = self.index
         have = index.error_class(record)
-        if same_class(wanted, have) or wanted.upper() in _LEVELS or have.upper() in _LEVELS:
-            return False
-        return (
-            _names_a_class(have)
-            and not index.path(record).endswith(_CLASSLESS)
-            and wanted not in index.wrapper_classes()
-        )
+        wanted_level, have_level = wanted.upper() in _LEVELS, have.upper() in _LEVELS
+        if same_class(wanted, have):
+            return "same", f"the error class is {have}"
+        if wanted_level and have_level:
+            return "other", f"logged at {have}, pasted at {wanted}"
+        if wanted_level or have_level or index.path(record).endswith(_CLASSLESS):
+            return "other", f"the record is {have}; the input shows {wanted}"
+        if not _names_a_class(have):
+            return "other", f"the record raises {have}, a name the code binds at run time"
+        if wanted in index.wrapper_classes():
+            return "other", (
+                f"the record is {have}; the input's {wanted} is raised with the message of"
+                f" another error (raise {wanted}(str(e)))"
+            )
+        return "contradicts", f"the class differs: the input shows {wanted}, the record {have}"
 
     def _verify_cut(
         self,
@@ -812,25 +828,13 @@ class Explainer:
         contradiction = False
         wanted = error.error_class
         if wanted:
-            wanted_level, have_level = wanted.upper() in _LEVELS, have.upper() in _LEVELS
-            if same_class(wanted, have):
+            verdict, said = self._class_verdict(wanted, record)
+            evidence.append(said)
+            if verdict == "same":
                 score += 15.0
-                evidence.append(f"the error class is {have}")
-            elif wanted_level and have_level:
-                evidence.append(f"logged at {have}, pasted at {wanted}")
-            elif wanted_level or have_level or index.path(record).endswith(_CLASSLESS):
-                evidence.append(f"the record is {have}; the input shows {wanted}")
-            elif not _names_a_class(have):
-                evidence.append(f"the record raises {have}, a name the code binds at run time")
-            elif wanted in index.wrapper_classes():
-                evidence.append(
-                    f"the record is {have}; the input's {wanted} is raised with the message of"
-                    f" another error (raise {wanted}(str(e)))"
-                )
-            else:
+            elif verdict == "contradicts":
                 contradiction = True
                 score -= 25.0
-                evidence.append(f"the class differs: the input shows {wanted}, the record {have}")
         weak = literal < SPECIFIC
         if weak:
             # More than a frame's place can win back: where the helper a specific message is
