@@ -169,9 +169,11 @@ _MIN_CLASS_TEXT = 8
 _MAX_HELPER_DEPTH = 3
 """A message handed from helper to helper is followed this many calls deep."""
 _GIVEN_HOLE = "self.args[0]"
-_GIVEN_TEXTS = frozenset({"super().__str__()", _GIVEN_HOLE, "str(self.args[0])"})
-_ARGS_TEXTS = frozenset({"self.args", "str(self.args)", "repr(self.args)"})
+_SUPER_STR = "super().__str__()"
+_GIVEN_TEXTS = frozenset({_GIVEN_HOLE, "str(self.args[0])"})
 """Holes that show the message an exception was given (see ``_with_given``)."""
+_ARGS_TEXTS = frozenset({"self.args", "str(self.args)", "repr(self.args)"})
+"""Holes that show all the arguments an exception was given."""
 _PROPERTIES = frozenset({"property", "cached_property"})
 """Decorators that make ``self.name`` call the method (``functools.cached_property`` too)."""
 _TEXT_METHODS = frozenset({"__init__", "__str__"})
@@ -377,11 +379,6 @@ def _annotated_class(node: ast.expr, depth: int = 0) -> str | None:
         return _annotated_class(kept[0], depth + 1) if len(kept) == 1 else None
     name = _dotted(node)
     return name if name is not None and _is_class_like(name.rpartition(".")[2]) else None
-
-
-def _call_name_of(call: ast.Call) -> str | None:
-    """The name a call calls (``str`` of ``str(x)``), when it calls a plain name."""
-    return call.func.id if isinstance(call.func, ast.Name) else None
 
 
 def _defaults(arguments: ast.arguments) -> list[tuple[str, ast.expr]]:
@@ -1029,13 +1026,16 @@ class _ModuleExtractor:
         ``"%s (see %s)" % (message, self.code)`` after ``message = super().__str__()``: the
         hole ``message`` is that message (a hole only shows its expression otherwise).
         """
-        variables = self._scope.variables
+        scope = self._scope
+        variables = scope.variables
 
         def given(part: TemplatePart) -> TemplatePart | None:
             if not part.hole or part.style.startswith(REFERENCE_STYLE):
                 return None
-            if part.text in _GIVEN_TEXTS:
-                return self._given_reference(ast.parse(part.text, mode="eval").body)
+            if part.text == _SUPER_STR and scope.cls is not None:
+                return reference(_GIVEN_HOLE, {"args": 0, "super": scope.cls.qualname}).parts[0]
+            if part.text in _GIVEN_TEXTS and scope.cls is not None:
+                return reference(_GIVEN_HOLE, {"args": 0, "index": True}).parts[0]
             held = variables.get(part.text)
             if held and len(held) == 1 and len(held[0].parts) == 1:
                 target = part_reference(held[0].parts[0])
@@ -1063,7 +1063,12 @@ class _ModuleExtractor:
         scope = self._scope
         if scope.cls is None or scope.function is None:
             return None
-        if isinstance(node, ast.Call) and _call_name_of(node) == "str" and len(node.args) == 1:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "str"
+            and len(node.args) == 1
+        ):
             node = node.args[0]  # str(self.args[0])
         target: dict[str, Any] | None = None
         if isinstance(node, ast.Subscript):
@@ -1840,15 +1845,14 @@ class _ModuleExtractor:
         chained = node.cause is not None
         if isinstance(exc, ast.Name) and exc.id in self._scope.built:
             start, end, call, built_at = self._scope.built.pop(exc.id)
-            if self._rebound(exc.id, built_at, node):
-                pass  # a walrus or a ``case … as`` rebound it: a re-raise of something else
-            elif start < end:
-                self._raised_later((start, end), node)
-                return
-            else:
-                raised = ast.copy_location(ast.Raise(exc=call, cause=node.cause), node)
-                raised.end_lineno = node.end_lineno
-                self._raise(raised)
+            # Unless a walrus or a ``case … as`` rebound it (a re-raise of something else).
+            if not self._rebound(exc.id, built_at, node):
+                if start < end:
+                    self._raised_later((start, end), node)
+                else:
+                    raised = ast.copy_location(ast.Raise(exc=call, cause=node.cause), node)
+                    raised.end_lineno = node.end_lineno
+                    self._raise(raised)
                 return
         if not isinstance(exc, ast.Call):
             name = _class_name(exc)
@@ -4102,8 +4106,7 @@ class _Linker:
                 ordered.append((item.line, len(ordered), item))
             ordered.sort(key=lambda entry: (entry[0], entry[1]))
             sites.extend(item for _, _, item in ordered)
-        raised = {site.error_class for site in sites}
-        raised |= {self.unaliased(site).error_class for site in sites}
+        raised = {name for site in sites for name in (site.error_class, self._real_class(site))}
         sites.extend(self.class_texts(raised))
         # Facts first, while the class's name is the one the file resolves.
         return [self.unaliased(site) for site in self.complete_facts(sites)]
@@ -4178,16 +4181,19 @@ class _Linker:
         RequestsJSONDecodeError(...)``: a traceback prints ``JSONDecodeError``. Only a class
         the site's own file names: a helper's or factory's class is named in their module.
         """
+        real = self._real_class(site)
+        return site if real == site.error_class else site.model_copy(update={"error_class": real})
+
+    def _real_class(self, site: RaiseSite) -> str:
+        """The class a site raises, by its own name (see :meth:`unaliased`)."""
         if site.form in ("helper", "factory"):
-            return site
+            return site.error_class
         imports = self.modules[self.module_of[site.path]].exports.get("imports")
         target = imports.get(site.error_class) if isinstance(imports, dict) else None
         if not isinstance(target, str):
-            return site
+            return site.error_class
         real = target.rpartition(".")[2]
-        if real == site.error_class or not real[:1].isupper():
-            return site
-        return site.model_copy(update={"error_class": real})
+        return real if real[:1].isupper() else site.error_class
 
     # -- code facts (#5) -------------------------------------------------------------------
 
