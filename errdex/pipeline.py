@@ -129,6 +129,11 @@ _CONTENT_PROBLEMS = frozenset({ProblemKind.SYNTAX, ProblemKind.ENCODING})
 """Failures the file's content decides: cached with its digest, not retried while unchanged."""
 
 
+def _problem_payload(problem: Problem) -> str:
+    """The files cache entry of a file that failed (read back by :func:`_cached_problem`)."""
+    return _PROBLEM_JSON + problem.model_dump_json() + "}"
+
+
 def _cached_problem(payload: str) -> Problem | None:
     """The problem a files cache entry holds for a file that failed, else None."""
     if not payload.startswith(_PROBLEM_JSON):
@@ -464,9 +469,8 @@ class Pipeline:
         results: dict[str, tuple[Extractor, FileResult, str]] = {}
         problems: list[Problem] = []
         hits: dict[str, str] = {}
-        failed: list[
-            tuple[str, str, str, str]
-        ] = []  # cached like results: (tag, path, digest, JSON)
+        # Files that failed for their content, cached like results: (tag, path, digest, JSON).
+        failed: list[tuple[str, str, str, str]] = []
         reused = 0
 
         def done(path: str, mined: tuple[FileResult, str] | None, problem: Problem | None) -> None:
@@ -542,7 +546,7 @@ class Pipeline:
                         self._tag(self._pick(file.path)),
                         file.path,
                         blob_digest(file.data),
-                        _PROBLEM_JSON + problem.model_dump_json() + "}",
+                        _problem_payload(problem),
                     )
                 )
 

@@ -307,3 +307,12 @@ def test_a_stored_line_past_32_bits_is_still_read(tmp_path):
         assert store.search(SearchQuery(text="speculative"))[1] == 1
         answer = Explainer.for_database(store, path).explain(far.error_message)
         assert answer.matches and answer.matches[0].record.line_number == 2**40
+
+
+def test_a_rename_with_nothing_to_rename_writes_nothing(tmp_path):
+    # Mining a package of a shared repository asks for one on every run: the matcher index,
+    # keyed by the store's version token, must stay valid when there is nothing to rename.
+    with SQLiteStore(tmp_path / "s.sqlite3") as store:
+        token = store.version()
+        assert store.rename_source("acme/mono==1.0", "acme/mono:api==1.0", package="api") is False
+        assert store.version() == token

@@ -704,6 +704,11 @@ class SQLiteStore:
         Returns:
             Whether a source was renamed.
         """
+        found = self._db.execute(
+            "SELECT 1 FROM sources WHERE key = ? AND package IS ?", (old_key, package)
+        ).fetchone()
+        if found is None:
+            return False  # the common case: no write, so the matcher index stays valid
         with self._write():
             renamed = self._db.execute(
                 "UPDATE sources SET key = ? WHERE key = ? AND package IS ?"
