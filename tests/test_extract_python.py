@@ -648,6 +648,42 @@ def test_a_base_text_reads_the_class_attributes_of_the_raised_subclass():
     assert one(sites, 8, "regions.py").template.text == "An unspecified error occurred"
 
 
+def test_a_base_str_prints_the_description_a_subclass_sets():
+    # werkzeug: ``NotFound`` sets ``description``; what it prints is ``HTTPException``'s
+    # ``__str__``, which reads it, and a description the raise passes replaces it.
+    sites = mine(
+        {
+            "exceptions.py": """\
+            class HTTPException(Exception):
+                code = None
+                description = None
+
+                def __init__(self, description=None, response=None):
+                    super().__init__()
+                    if description is not None:
+                        self.description = description
+
+                def __str__(self):
+                    return f"{self.code} {self.name}: {self.description}"
+
+            class NotFound(HTTPException):
+                code = 404
+                description = "The requested URL was not found on the server."
+
+            def f(host):
+                raise NotFound()
+
+            def g(host):
+                raise NotFound(f"Host {host!r} is not trusted.")
+            """,
+        }
+    )
+    assert one(sites, 18).template.text == (
+        "{self.code} {self.name}: The requested URL was not found on the server."
+    )
+    assert one(sites, 21).template.text == "{self.code} {self.name}: Host {host} is not trusted."
+
+
 # -- factories, message functions, helpers, objects -----------------------------------------
 
 

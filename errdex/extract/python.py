@@ -3609,14 +3609,25 @@ class _Linker:
         return values, passed
 
     def class_text(self, module: str, qualname: str) -> tuple[str, str, dict[str, Any]] | None:
-        """The nearest class in the MRO that builds its own text: (module, qualname, class)."""
+        """The nearest class in the MRO that builds its own text: (module, qualname, class).
+
+        A class attribute that names a message (``description = "…"``) is that text only
+        when no base defines a ``__str__`` with text: Python prints the nearest ``__str__``,
+        which reads the attribute if it wants it (werkzeug's ``NotFound`` prints
+        ``f"{code} {self.name}: {self.description}"``, the ``__str__`` of ``HTTPException``).
+        """
         key = (module, qualname)
         if key not in self._text:
             self._text[key] = None
             for owner, name in self.mro(module, qualname):
                 cls = self._class(owner, name)
-                if "text" in cls:
+                if "text" not in cls:
+                    continue
+                if self._text[key] is None:
                     self._text[key] = (owner, name, cls)
+                if cls["text"]["how"] != "attribute":
+                    if cls["text"]["how"] == "str":
+                        self._text[key] = (owner, name, cls)
                     break
         return self._text[key]
 
@@ -3696,6 +3707,14 @@ class _Linker:
             names.update({p: p for p in params})
         elif how == "init":
             unmapped = True
+        for attribute, param in attributes.items():
+            if param not in passed and f"self.{attribute}" in names:
+                # ``if description is not None: self.description = description``: when the
+                # raise passes none, the attribute is the raised class's own text.
+                own = self._attribute_in(module, module, qualname, attribute, None, 0)
+                if own is not None and len(own) == 1:
+                    values[f"self.{attribute}"] = own[0].parts
+                    del names[f"self.{attribute}"]
         if passed_message is not None and passed_message[0] == 1:
             # ``if len(self.args) == 1: … else: return str(self.args)``: one argument given.
             one = [t for t in texts if not any(p.hole and p.text in _ARGS_TEXTS for p in t.parts)]
