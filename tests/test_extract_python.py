@@ -1133,6 +1133,37 @@ def test_a_helper_that_hands_the_message_to_another_helper():
     assert not [s for s in sites if s.path == "pkg/compiler.py" and s.line == 6]
 
 
+def test_a_helper_warns_with_the_category_its_caller_passes_or_its_own_default():
+    sites = mine(
+        {
+            "util.py": """\
+            import warnings
+
+            class SAWarning(RuntimeWarning):
+                pass
+
+            def _warnings_warn(message, category=None, stacklevel=2):
+                if category is None:
+                    category = SAWarning
+                warnings.warn(message, category, stacklevel=stacklevel + 1)
+
+            def warn_deprecated(msg, category=DeprecationWarning):
+                warnings.warn(msg, category, stacklevel=2)
+
+            def f(x):
+                warn_deprecated("The foo argument is deprecated")
+                warn_deprecated("The bar argument is deprecated", PendingDeprecationWarning)
+                _warnings_warn("Plain default")
+            """,
+        }
+    )
+    assert [(s.line, s.error_class) for s in sites if s.line > 12] == [
+        (15, "DeprecationWarning"),
+        (16, "PendingDeprecationWarning"),
+        (17, "SAWarning"),
+    ]
+
+
 def test_an_exception_built_into_a_variable_is_raised_where_the_raise_is():
     # marshmallow's Schema.load: ``exc = ValidationError(errors, …)`` … ``raise exc``.
     sites = mine(

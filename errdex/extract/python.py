@@ -398,6 +398,35 @@ def _defaults(arguments: ast.arguments) -> list[tuple[str, ast.expr]]:
     return found
 
 
+def _class_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
+    """The class each parameter stands for when a call passes none.
+
+    Its default (``category=DeprecationWarning``), or the class the body puts in place of
+    ``None`` first thing (``if category is None: category = SAWarning``).
+    """
+    found: dict[str, str] = {}
+    for name, default in _defaults(node.args):
+        chosen = _class_name(default)
+        if chosen is not None and _is_class_like(chosen):
+            found[name] = chosen
+    for statement in node.body[:4]:
+        if (
+            isinstance(statement, ast.If)
+            and isinstance(test := statement.test, ast.Compare)
+            and isinstance(test.left, ast.Name)
+            and isinstance(test.ops[0], ast.Is)
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None
+            and len(statement.body) == 1
+            and isinstance(assign := statement.body[0], ast.Assign)
+            and [_dotted(t) for t in assign.targets] == [test.left.id]
+            and (chosen := _class_name(assign.value)) is not None
+            and _is_class_like(chosen)
+        ):
+            found[test.left.id] = chosen
+    return found
+
+
 def _with_message(
     spec: dict[str, Any] | None, message: ast.expr | None, parts: tuple[TemplatePart, ...]
 ) -> dict[str, Any] | None:
@@ -737,6 +766,8 @@ class _FunctionInfo:
     method: str
     defaults: dict[str, list[Built]] = field(default_factory=dict)
     ints: dict[str, int] = field(default_factory=dict)
+    classes: dict[str, str] = field(default_factory=dict)
+    """The class a parameter stands for when a call passes none (``category=SAWarning``)."""
     helper_param: str | None = None
     helper_sites: list[int] = field(default_factory=list)
     helper_status: str | None = None
@@ -758,6 +789,8 @@ class _FunctionInfo:
             data["defaults"] = _export_table(self.defaults)
         if self.ints:
             data["ints"] = self.ints
+        if self.classes:
+            data["classes"] = self.classes
         if self.returns:
             data["returns"] = self.returns
         if texts:
@@ -1563,6 +1596,7 @@ class _ModuleExtractor:
                 number = _int_constant(default)
                 if number is not None:
                     info.ints[name] = number
+        info.classes = _class_defaults(node)
         info.helper_param = next((p for p in info.params if p in HELPER_PARAMETERS), None)
         self.functions[qualname] = info
         cls = outer.cls
@@ -3246,6 +3280,24 @@ def _caller_name(facts: CodeFacts | None) -> str | None:
     return name
 
 
+def _passed_class(
+    error_class: str,
+    values: Mapping[str, Sequence[TemplatePart]],
+    passed: set[str],
+    function: Mapping[str, Any],
+) -> str:
+    """The class a helper's site raises or warns with when its class is a parameter.
+
+    ``warnings.warn(message, category)`` in the helper: the category the call passes, else
+    the one the helper stands for when none is passed (see :func:`_class_defaults`).
+    """
+    given = values.get(error_class) if error_class in passed else None
+    if given and len(given) == 1:
+        name = given[0].text.rpartition(".")[2]
+        return name if _is_class_like(name) else error_class
+    return str((function.get("classes") or {}).get(error_class, error_class))
+
+
 def _implicit(function: Mapping[str, Any], through_instance: bool) -> int:
     """How many leading parameters a call binds implicitly (``self``, ``cls``)."""
     kind = function.get("method")
@@ -4024,6 +4076,7 @@ class _Linker:
         values, passed = self._arguments(module, call, params, function.get("defaults") or {})
         if parameter not in passed or not _literal_length(values[parameter]):
             return None
+        error_class = _passed_class(error_class, values, passed, function)
         status = inner.http_status
         status_param = (function.get("helper") or {}).get("status")
         if status_param:
@@ -4082,11 +4135,7 @@ class _Linker:
             values, passed = self._arguments(owner, forward, params, called.get("defaults") or {})
             if parameter not in passed:
                 continue
-            passed_class = values.get(error_class)
-            if passed_class and len(passed_class) == 1:
-                # ``warnings.warn(message, category)`` with the category this helper passes.
-                name = passed_class[0].text.rpartition(".")[2]
-                error_class = name if _is_class_like(name) else error_class
+            error_class = _passed_class(error_class, values, passed, called)
             return inner, str(forwards["param"]), bind_holes(parts, values), error_class, last
         return None
 
