@@ -1093,10 +1093,15 @@ def test_a_helper_that_hands_the_message_to_another_helper():
                 pass
 
             def _warnings_warn(message, category=None, stacklevel=2):
+                if category is None:
+                    category = SAWarning
                 warnings.warn(message, category, stacklevel=stacklevel + 1)
 
             def warn(msg, code=None):
                 _warnings_warn(msg, SAWarning)
+
+            def warn_deprecated(msg, category=DeprecationWarning):
+                warnings.warn(msg, category, stacklevel=2)
 
             def warn_twice_removed(msg):
                 warn(msg)
@@ -1107,6 +1112,7 @@ def test_a_helper_that_hands_the_message_to_another_helper():
             """,
             "pkg/util/__init__.py": (
                 "from .langhelpers import warn, warn_shouted, warn_twice_removed\n"
+                "from .langhelpers import _warnings_warn, warn_deprecated\n"
             ),
             "pkg/compiler.py": """\
             from . import util
@@ -1116,9 +1122,18 @@ def test_a_helper_that_hands_the_message_to_another_helper():
                 util.warn_twice_removed("Two helpers deep: %s" % froms)
                 util.warn(froms)
                 util.warn_shouted("not what is shown")
+                util.warn_deprecated("The foo argument is deprecated")
+                util.warn_deprecated("The bar argument", PendingDeprecationWarning)
+                util._warnings_warn("Plain default")
             """,
         }
     )
+    # A helper's category: the one its caller passes, else its default (or its own for None).
+    assert [(s.line, s.error_class) for s in sites if s.path == "pkg/compiler.py"][-3:] == [
+        (8, "DeprecationWarning"),
+        (9, "PendingDeprecationWarning"),
+        (10, "SAWarning"),
+    ]
     # A helper that changes the message before handing it on is not followed.
     assert not [s for s in sites if s.path == "pkg/compiler.py" and s.line == 7]
     first = one(sites, 4, "pkg/compiler.py")
@@ -1128,40 +1143,9 @@ def test_a_helper_that_hands_the_message_to_another_helper():
         "helper",
         "SELECT statement has a cartesian product between {froms}",
     )
-    assert first.defined_at == Location(path="pkg/util/langhelpers.py", line=7)
+    assert first.defined_at == Location(path="pkg/util/langhelpers.py", line=9)
     assert one(sites, 5, "pkg/compiler.py").template.text == "Two helpers deep: {froms}"
     assert not [s for s in sites if s.path == "pkg/compiler.py" and s.line == 6]
-
-
-def test_a_helper_warns_with_the_category_its_caller_passes_or_its_own_default():
-    sites = mine(
-        {
-            "util.py": """\
-            import warnings
-
-            class SAWarning(RuntimeWarning):
-                pass
-
-            def _warnings_warn(message, category=None, stacklevel=2):
-                if category is None:
-                    category = SAWarning
-                warnings.warn(message, category, stacklevel=stacklevel + 1)
-
-            def warn_deprecated(msg, category=DeprecationWarning):
-                warnings.warn(msg, category, stacklevel=2)
-
-            def f(x):
-                warn_deprecated("The foo argument is deprecated")
-                warn_deprecated("The bar argument is deprecated", PendingDeprecationWarning)
-                _warnings_warn("Plain default")
-            """,
-        }
-    )
-    assert [(s.line, s.error_class) for s in sites if s.line > 12] == [
-        (15, "DeprecationWarning"),
-        (16, "PendingDeprecationWarning"),
-        (17, "SAWarning"),
-    ]
 
 
 def test_an_exception_built_into_a_variable_is_raised_where_the_raise_is():
