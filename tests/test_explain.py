@@ -412,14 +412,17 @@ def test_aliases_variables_helpers_groups_and_filenames_find_their_site(cli, tmp
         def fail(message, exc=ValueError):
             raise exc(message)
 
-        def check(name):
-            fail(f"the name {name} is already taken by another")
+        def check(name, kind):
+            fail(f"the name {name} is already taken by another", kind)
+            fail(f"the id {name} is not a valid identifier")
         """
     )
     make_repo(tmp_path / "vars", {"vars/core.py": exc})
     cli("mine", str(tmp_path / "vars"))
     variable = best("TypeError: the name x is already taken by another")
     assert variable["kind"] == "exact" and variable["record"]["filePath"] == "vars/core.py"
+    default = best("ValueError: the id x is not a valid identifier")
+    assert (default["kind"], default["record"]["errorClass"]) == ("exact", "ValueError")
     group = best("ExceptionGroup: worker failures happened here (1 sub-exception)")
     assert group["kind"] == "exact" and group["record"]["lineNumber"] == 13
     missing = best("FileNotFoundError: [Errno 2] Config file not found anywhere: '/etc/x.yaml'")
@@ -442,6 +445,34 @@ def test_text_a_class_appends_after_the_message_still_finds_the_site(cli, tmp_pa
     assert best["kind"] == "exact" and best["record"]["lineNumber"] == 2
     assert best["captures"] == {"name": "BaseSettings"}
     assert any("first 1 paragraph" in note for note in best["evidence"])
+    # In a traceback, the message goes on past its blank lines: a shorter template of the
+    # same start (``… for {x}.``) must not take the site the frame points at.
+    make_repo(
+        src,
+        {
+            "pkg/schema.py": (
+                "def unknown(obj):\n"
+                '    raise TypeError(f"No schema for {obj}. Set `allow=True` to allow it.\\n\\n"\n'
+                '                    "If you called the handler, call generate_schema.")\n'
+                "def pattern(kind):\n"
+                '    raise TypeError(f"No schema for {kind}.")\n'
+            )
+        },
+    )
+    cli("mine", str(src))
+    traceback = (
+        "Traceback (most recent call last):\n"
+        '  File "/venv/site-packages/pkg/schema.py", line 2, in unknown\n'
+        '    raise TypeError(f"No schema for {obj}. Set `allow=True` to allow it.\\n\\n"\n'
+        "TypeError: No schema for <class 'Foo'>. Set `allow=True` to allow it.\n\n"
+        "If you called the handler, call generate_schema.\n\n"
+        "For further information visit https://errors.example/u/schema\n"
+    )
+    answer = json.loads(cli("explain", traceback, "--json").output)
+    assert answer["parsed"]["errors"][0]["message"].endswith("/u/schema")
+    best = answer["matches"][0]
+    assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 2)
+    assert best["captures"] == {"obj": "<class 'Foo'>"}
 
 
 def test_a_message_cut_short_finds_the_template_it_starts(cli, tmp_path):

@@ -491,6 +491,15 @@ def _next_nonblank(lines: Sequence[str], start: int, limit: int) -> int | None:
     return None
 
 
+def _after_paragraph(lines: Sequence[str], start: int) -> str | None:
+    """The first line after the paragraph that starts at ``start`` (and its blank lines)."""
+    end = start
+    while end < len(lines) and lines[end].strip():
+        end += 1
+    following = _next_nonblank(lines, end, 3)
+    return None if following is None else lines[following]
+
+
 def _looks_like_class(name: str) -> bool:
     """Whether a name written before ``:`` is an exception class rather than a word."""
     if len(name) > 200:
@@ -652,6 +661,24 @@ class _Builder:
         if self.notes or len(self.message) >= MAX_MESSAGE_LINES:
             return False
         return self.paragraphs or "\n".join(self.message).rstrip().endswith(":")
+
+    def takes_paragraph(self, first: str, after: str | None) -> bool:
+        """Whether the paragraph starting with line ``first`` goes on a traceback's message.
+
+        Python prints the message whole, blank lines and all (pydantic's hints, the "For
+        further information visit …" line): after frames, a paragraph is more message
+        unless it starts something else (another ``Class: …``) or is followed, ``after``
+        it, by a traceback or a log line (what a user wrote between two tracebacks). Text
+        a user wrote under the last traceback joins it; explain also matches a message's
+        leading paragraphs on their own.
+        """
+        if self.wants_paragraph():
+            return True
+        if self.notes or not self.frame_count or len(self.message) >= MAX_MESSAGE_LINES:
+            return False
+        if after is not None and _is_break(after):
+            return False
+        return _split_class(first.strip(), strict=True)[0] is None
 
     def is_empty(self) -> bool:
         return not self.has_exception and self.frame_count == 0 and self.pending is None
@@ -828,8 +855,8 @@ class _TracebackReader:
                         state == _MESSAGE
                         and j is not None
                         and cur is not None
-                        and cur.wants_paragraph()
                         and not _is_break(lines[j])
+                        and cur.takes_paragraph(lines[j], _after_paragraph(lines, j))
                     ):
                         cur.add_line("")
                         i += 1
