@@ -936,6 +936,49 @@ def test_a_property_message_and_the_exception_class_an_init_default_names():
     )
 
 
+def test_a_parameter_stands_for_the_class_or_module_its_default_names():
+    # aiohttp: ``raise client_error(req.connection_key, exc)`` with
+    # ``client_error=ClientConnectorError``, and ``__del__(self, _warnings=warnings)``.
+    sites = mine(
+        {
+            "client.py": """\
+            import warnings
+
+            class ClientConnectorError(OSError):
+                def __init__(self, key, os_error):
+                    self._key = key
+                    super().__init__(os_error.errno, os_error.strerror)
+
+                def __str__(self):
+                    return f"Cannot connect to host {self._key} [{self.strerror}]"
+
+            def connect(key, client_error=ClientConnectorError, other=None):
+                try:
+                    pass
+                except OSError as exc:
+                    raise client_error(key, exc) from exc
+                raise other(key)
+
+            class Session:
+                def __del__(self, _warnings=warnings):
+                    _warnings.warn(f"Unclosed client session {self!r}", ResourceWarning)
+            """
+        }
+    )
+    raised = one(sites, 15)
+    assert (raised.error_class, raised.template.text) == (
+        "ClientConnectorError",
+        "Cannot connect to host {key} [{self.strerror}]",
+    )
+    assert one(sites, 16).error_class == "other"  # no default: bound at run time
+    warned = one(sites, 20)
+    assert (warned.kind, warned.error_class, warned.template.text) == (
+        SiteKind.WARN,
+        "ResourceWarning",
+        "Unclosed client session {self}",
+    )
+
+
 def test_a_class_text_that_decorates_the_message_the_raise_gives():
     sites = mine(
         {

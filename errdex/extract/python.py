@@ -2011,8 +2011,14 @@ class _ModuleExtractor:
 
         jinja's ``raise self._undefined_exception(msg)`` with ``exc=UndefinedError``. A class
         attribute (``error_class = ValidationError``) is not taken: subclasses set their own,
-        so the name the code binds at run time stays the record's class.
+        so the name the code binds at run time stays the record's class. A parameter of the
+        function is the class its default names (aiohttp's ``raise client_error(key, exc)``
+        with ``client_error=ClientConnectorError``), what the site raises unless a caller
+        passes another.
         """
+        if isinstance(func, ast.Name) and func.id in self._scope.params:
+            default = self._param_default(func.id)
+            return _class_held(default) if default is not None else None
         if not (
             isinstance(func, ast.Attribute)
             and isinstance(func.value, ast.Name)
@@ -2034,6 +2040,13 @@ class _ModuleExtractor:
                     if name == param:
                         return _class_held(default)
         return None
+
+    def _param_default(self, name: str) -> ast.expr | None:
+        """The default of a parameter of the function being walked, if it has one."""
+        function = self._scope.function
+        if function is None or name not in self._scope.params:
+            return None
+        return next((d for n, d in _defaults(function.args) if n == name), None)
 
     def _params_keyword(self, call: ast.Call) -> dict[str, Any] | None:
         """Django's ``ValidationError(msg, params={...})``: ``%(name)s`` holes filled later."""
@@ -2143,6 +2156,10 @@ class _ModuleExtractor:
             return
         name = func.attr if isinstance(func, ast.Attribute) else func.id
         receiver = _receiver_name(func.value) if isinstance(func, ast.Attribute) else ""
+        if receiver in self._scope.params:
+            # aiohttp's ``def __del__(self, _warnings=warnings)``: the module, kept for exit.
+            default = self._param_default(receiver)
+            receiver = (_dotted(default) if default is not None else None) or receiver
         alias = self.log_aliases.get(name) if isinstance(func, ast.Name) else None
         if alias is not None:
             name, receiver = alias, "logger"
@@ -3288,14 +3305,20 @@ def _passed_class(
 ) -> str:
     """The class a helper's site raises or warns with when its class is a parameter.
 
-    ``warnings.warn(message, category)`` in the helper: the category the call passes, else
-    the one the helper stands for when none is passed (see :func:`_class_defaults`).
+    ``warnings.warn(message, category)`` or ``raise exc(message)`` in the helper (the site's
+    class is then the parameter's name, or the class its default names): the class the call
+    passes, the parameter's name when what it passes is bound at run time, else the one the
+    helper stands for when none is passed (see :func:`_class_defaults`).
     """
-    given = values.get(error_class) if error_class in passed else None
+    classes: dict[str, str] = function.get("classes") or {}
+    param = next((p for p, c in classes.items() if c == error_class), error_class)
+    if param not in passed:
+        return classes.get(param, error_class)
+    given = values.get(param)
     if given and len(given) == 1:
         name = given[0].text.rpartition(".")[2]
-        return name if _is_class_like(name) else error_class
-    return str((function.get("classes") or {}).get(error_class, error_class))
+        return name if _is_class_like(name) else param
+    return error_class
 
 
 def _implicit(function: Mapping[str, Any], through_instance: bool) -> int:
