@@ -195,6 +195,8 @@ def explanation_view(explanation: Explanation) -> RenderableType:
                 (error.message[:500], "bold"),
             )
         )
+    if explanation.interpreter:
+        parts.append(Text(explanation.interpreter, style="bold cyan"))
     if not explanation.found:
         parts.append(Text("No exact match.", style="bold yellow"))
     if explanation.ambiguous:

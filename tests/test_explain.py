@@ -14,6 +14,7 @@ from corpus import unpacked_wheel
 
 import errdex
 from errdex.match.explain import Explainer
+from errdex.match.interpreter import interpreter_message
 from errdex.pipeline import Pipeline
 from errdex.settings import Settings
 from errdex.store.sqlite import SQLiteStore
@@ -26,6 +27,14 @@ SEED_TRACEBACK = f"""Traceback (most recent call last):
     raise ValueError(f"Unknown speculative phase: {{phase}}")
 ValueError: Unknown speculative phase: draft
 """
+
+
+def mined(cli, tmp_path, files: dict[str, str]):
+    """Mine a source made of ``files`` into the CLI's store; return its directory."""
+    src = tmp_path / "proj"
+    make_repo(src, files)
+    cli("mine", str(src))
+    return src
 
 
 @pytest.fixture
@@ -482,9 +491,7 @@ def test_a_message_cut_short_finds_the_template_it_starts(cli, tmp_path):
         "def g(phase):\n"
         '    raise ValueError(f"Unknown speculative phase {phase} in the scheduler")\n'
     )
-    src = tmp_path / "proj"
-    make_repo(src, {"pkg/spec.py": body})
-    cli("mine", str(src))
+    mined(cli, tmp_path, {"pkg/spec.py": body})
     text = "ValueError: Unknown speculative phase draft: expected on..."
     answer = json.loads(cli("explain", text, "--json").output)
     assert answer["parsed"]["errors"][0]["truncated"] is True
@@ -896,3 +903,54 @@ def test_a_message_raised_with_several_arguments_is_tried_by_its_first(message, 
     )
     assert variants[0] == message
     assert variants[1:] == ([variant] if variant else [])
+
+
+def test_a_message_python_itself_raises_is_no_exact_match_without_a_frame(cli, tmp_path):
+    # pytest's monkeypatch raises ``{target} has no attribute {name}``: the interpreter's
+    # ``'NoneType' object has no attribute 'foo'`` fits it, but Python raised that one.
+    body = (
+        "def setattr(target, name):\n"
+        '    raise AttributeError(f"{target!r} has no attribute {name!r}")\n'
+    )
+    src = mined(cli, tmp_path, {"pkg/monkeypatch.py": body})
+    text = "AttributeError: 'NoneType' object has no attribute 'foo'"
+    answer = json.loads(cli("explain", text, "--json").output)
+    assert answer["interpreter"].startswith("Python itself raises this AttributeError:")
+    best = answer["matches"][0]
+    assert (best["kind"], best["record"]["lineNumber"]) == ("approximate", 2)
+    assert any("Python itself raises this message" in note for note in best["evidence"])
+    shown = cli("explain", text)
+    assert "Python itself raises this AttributeError" in shown.output
+    # A frame at the record's line says the record raised it.
+    traceback = (
+        "Traceback (most recent call last):\n"
+        f'  File "{src / "pkg" / "monkeypatch.py"}", line 2, in setattr\n'
+        '    raise AttributeError(f"{target!r} has no attribute {name!r}")\n'
+        f"{text}\n"
+    )
+    best = json.loads(cli("explain", traceback, "--json").output)["matches"][0]
+    assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 2)
+    # A library's own message, or its own class, is not the interpreter's.
+    answer = json.loads(cli("explain", "pkg.Missing: [Errno 2] No such file", "--json").output)
+    assert answer["interpreter"] is None
+
+
+@pytest.mark.parametrize(
+    ("error_class", "message", "template"),
+    [
+        ("TypeError", "'NoneType' object is not subscriptable", "'{}' object is not subscriptable"),
+        ("TypeError", "f() missing 1 required positional argument: 'x'", None),
+        (None, "list index out of range", "list index out of range"),
+        ("ModuleNotFoundError", "No module named 'torch'", "No module named '{}'"),
+        ("FileNotFoundError", "[Errno 2] No such file or directory: 'a.yaml'", None),
+        ("FileNotFoundError", "[Errno 2] Config not found: 'a.yaml'", "no"),
+        ("ValueError", "Unknown speculative phase draft", "no"),
+        ("KeyError", "'popitem(): dictionary is empty'", "'popitem(): dictionary is empty'"),
+    ],
+)
+def test_the_interpreters_messages(error_class, message, template):
+    found = interpreter_message(error_class, message)
+    if template == "no":
+        assert found is None
+    else:
+        assert found is not None and (template is None or found.template == template)

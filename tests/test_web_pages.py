@@ -83,6 +83,13 @@ def test_explain_by_form_post(client):
 def test_explain_without_a_match_says_so(client):
     html = page(client, "/explain", params={"q": "ZeroDivisionError: nothing we know of"})
     assert html.select_one("h1").get_text() in ("No exact match", "Nothing found")
+    assert html.select_one("p.interpreter") is None
+
+
+def test_explain_says_when_python_itself_raised_the_message(client):
+    html = page(client, "/explain", params={"q": "ZeroDivisionError: division by zero"})
+    note = html.select_one("p.interpreter").get_text()
+    assert note.startswith("Python itself raises this ZeroDivisionError: a number was divided")
 
 
 def test_empty_paste_is_a_422_page(client):

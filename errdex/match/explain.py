@@ -29,6 +29,7 @@ from errdex.match.index import (
     path_variants,
     save_index,
 )
+from errdex.match.interpreter import InterpreterMessage, interpreter_message
 from errdex.match.parse import Frame, ParsedError, ParsedInput, parse, quick_init, repr_message
 from errdex.models import Match, MatchKind
 from errdex.store.base import RecordStore, SearchQuery
@@ -139,12 +140,15 @@ class Explanation:
         matches: The best matches, best first.
         ambiguous: The best exact matches share a template and nothing tells them apart.
         total: How many records matched before the list was cut to ``top``.
+        interpreter: When Python itself raises the pasted message (``'NoneType' object has
+            no attribute 'x'``), what it says happened; else None.
     """
 
     parsed: ParsedInput
     matches: list[Match]
     ambiguous: bool = False
     total: int = 0
+    interpreter: str | None = None
 
     @property
     def found(self) -> bool:
@@ -157,6 +161,7 @@ class Explanation:
             "parsed": asdict(self.parsed),
             "ambiguous": self.ambiguous,
             "total": self.total,
+            "interpreter": self.interpreter,
             "matches": [
                 {
                     "record": match.record.seed_dict(),
@@ -267,6 +272,41 @@ def _offer(
             candidate.error, candidate.captures = number, captures
             candidate.line_note, candidate.line_bonus = note, bonus
     return offered
+
+
+INTERPRETER_PENALTY = 20.0
+"""What a record loses when Python itself raises the pasted message and no frame is at it."""
+
+
+def _interpreter_message(error: ParsedError) -> InterpreterMessage | None:
+    """The interpreter's message an error shows: only with a built-in class, or none."""
+    qualified = error.qualified_class
+    if error.level is not None or (
+        qualified is not None and "." in qualified and not qualified.startswith("builtins.")
+    ):
+        return None  # a library's own class (``requests.exceptions.ConnectionError``)
+    return interpreter_message(error.error_class, error.message)
+
+
+def _not_the_interpreter(
+    candidates: dict[int, _Candidate], primary: int, interpreter: InterpreterMessage
+) -> None:
+    """Make no exact match of a record that produces a message Python itself raises.
+
+    ``AttributeError: 'NoneType' object has no attribute 'foo'`` fits pytest's
+    ``{target} has no attribute {name}``, but the interpreter raised it: only a frame at a
+    record's line says the record raised it (torch's ``__getattr__`` raises the same text).
+    """
+    note = (
+        f"Python itself raises this message ({interpreter.template.replace('{}', '…')}),"
+        " and no frame points at this record's line"
+    )
+    for candidate in candidates.values():
+        if candidate.error == primary and candidate.frame_gain < 30.0:
+            if candidate.exact:
+                candidate.exact = False
+                candidate.evidence.append(note)
+            candidate.score -= INTERPRETER_PENALTY
 
 
 def _logged_message(parsed: ParsedInput, text: str) -> str:
@@ -417,6 +457,9 @@ class Explainer:
         errors = parsed.errors
         if errors and (len(errors) > 1 or errors[0].frames):
             self._off_the_traceback(parsed, candidates)
+        interpreter = _interpreter_message(errors[primary]) if errors else None
+        if interpreter is not None:
+            _not_the_interpreter(candidates, primary, interpreter)
         rowids = self.index.rowids
         ranked = sorted(candidates.values(), key=lambda c: (-c.score, rowids[c.record]))
         exact = [c for c in ranked if c.exact]
@@ -429,6 +472,9 @@ class Explainer:
             matches=self._materialise(chosen),
             ambiguous=ambiguous,
             total=len(exact) if exact else len(chosen),
+            interpreter=(
+                interpreter.describe(errors[primary].error_class) if interpreter else None
+            ),
         )
 
     # -- candidates ----------------------------------------------------------------------

@@ -157,6 +157,7 @@ class ExplainContext(_Context):
     found: bool
     ambiguous: bool
     total: int
+    interpreter: str | None
     parsed: list[str]
     matches: list[MatchView]
 
@@ -368,6 +369,7 @@ def _explain_context(answer: Explanation, text: str) -> ExplainContext:
         found=answer.found,
         ambiguous=answer.ambiguous,
         total=answer.total,
+        interpreter=answer.interpreter,
         parsed=parsed,
         matches=matches,
     )

@@ -1,0 +1,462 @@
+"""The messages Python itself raises, to tell them from a library's raise sites.
+
+``AttributeError: 'NoneType' object has no attribute 'foo'`` comes from the interpreter (an
+attribute looked up on ``None``), not from a library's ``raise``, though a library template
+such as ``{target} has no attribute {name}`` produces it too. A paste whose message is one of
+CPython's own (from its C code, 3.8 to 3.13) is told as such, and a record it matches is no
+exact match without a frame at its line (see :meth:`errdex.match.explain.Explainer.explain`).
+
+Each message is a template in errdex's own syntax, ``{}`` for a hole, matched literal after
+literal (:func:`errdex.match.compile.match_literals`): linear whatever the paste.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import ahocorasick
+
+from errdex.match.compile import match_literals
+
+
+@dataclass(frozen=True)
+class InterpreterMessage:
+    """A message the interpreter raises.
+
+    Attributes:
+        error_class: The class it is raised with (its subclasses count too).
+        template: The message, ``{}`` for each hole.
+        meaning: What it says happened, in a sentence.
+    """
+
+    error_class: str
+    template: str
+    meaning: str
+
+    def describe(self, error_class: str | None = None) -> str:
+        """Say that Python raised it (as ``error_class``, a subclass), and what happened."""
+        return f"Python itself raises this {error_class or self.error_class}: {self.meaning}."
+
+
+_MESSAGES: tuple[tuple[str, str, str], ...] = (
+    # class, template, meaning
+    (
+        "AttributeError",
+        "'{}' object has no attribute '{}'",
+        "an attribute was looked up on a value that does not have it"
+        " (often None where an object was expected)",
+    ),
+    (
+        "AttributeError",
+        "module '{}' has no attribute '{}'",
+        "a name was looked up in a module that does not define it"
+        " (another version of the module, or a file of yours shadowing it)",
+    ),
+    (
+        "AttributeError",
+        "type object '{}' has no attribute '{}'",
+        "an attribute was looked up on a class that does not have it",
+    ),
+    (
+        "AttributeError",
+        "'{}' object attribute '{}' is read-only",
+        "an attribute that cannot be set was assigned",
+    ),
+    (
+        "AttributeError",
+        "property '{}' of '{}' object has no setter",
+        "a property without a setter was assigned",
+    ),
+    ("AttributeError", "can't set attribute{}", "an attribute that cannot be set was assigned"),
+    (
+        "TypeError",
+        "'{}' object is not subscriptable",
+        "a value was indexed (x[...]) that does not support it (often None)",
+    ),
+    (
+        "TypeError",
+        "'{}' object is not callable",
+        "a value was called (x(...)) that is not a function or class",
+    ),
+    (
+        "TypeError",
+        "'{}' object is not iterable",
+        "a value was looped over or unpacked that is not iterable (often None)",
+    ),
+    (
+        "TypeError",
+        "argument of type '{}' is not iterable",
+        "`in` was used on a value that is not a container (often None)",
+    ),
+    (
+        "TypeError",
+        "'{}' object does not support item assignment",
+        "an item of an immutable value was assigned (x[...] = ...)",
+    ),
+    (
+        "TypeError",
+        "'{}' object does not support item deletion",
+        "an item of a value that does not support it was deleted",
+    ),
+    (
+        "TypeError",
+        "'{}' object cannot be interpreted as an integer",
+        "a value that is not an integer was used where one is needed",
+    ),
+    (
+        "TypeError",
+        "unsupported operand type(s) for {}: '{}' and '{}'",
+        "an operator was applied to values of types that do not support it",
+    ),
+    (
+        "TypeError",
+        "'{}' not supported between instances of '{}' and '{}'",
+        "values of types that cannot be compared were compared",
+    ),
+    (
+        "TypeError",
+        "bad operand type for unary {}: '{}'",
+        "a unary operator was applied to a value that does not support it",
+    ),
+    (
+        "TypeError",
+        'can only concatenate {} (not "{}") to {}',
+        "values of different types were added with +",
+    ),
+    (
+        "TypeError",
+        "{}() got an unexpected keyword argument '{}'",
+        "a function was called with a keyword argument it does not take"
+        " (another version of its library?)",
+    ),
+    (
+        "TypeError",
+        "{}() got multiple values for argument '{}'",
+        "an argument was passed both by position and by keyword",
+    ),
+    (
+        "TypeError",
+        "{}() missing {} required positional argument{}",
+        "a function was called without all of its required arguments",
+    ),
+    (
+        "TypeError",
+        "{}() missing {} required keyword-only argument{}",
+        "a function was called without all of its required keyword arguments",
+    ),
+    (
+        "TypeError",
+        "{}() takes {} positional argument{} but {} given",
+        "a function was called with more positional arguments than it takes",
+    ),
+    (
+        "TypeError",
+        "{}() takes no arguments",
+        "a function or class that takes no arguments was called with some",
+    ),
+    (
+        "TypeError",
+        "object of type '{}' has no len()",
+        "len() was called on a value without a length (often None)",
+    ),
+    (
+        "TypeError",
+        "unhashable type: '{}'",
+        "a mutable value (list, dict, set) was used as a dict key or set member",
+    ),
+    (
+        "TypeError",
+        "cannot unpack non-iterable {} object",
+        "a value that is not a sequence was unpacked into several names (often None)",
+    ),
+    (
+        "TypeError",
+        "string indices must be integers{}",
+        "a string was indexed with a string (often a JSON string not yet parsed)",
+    ),
+    (
+        "TypeError",
+        "list indices must be integers or slices, not {}",
+        "a list was indexed with a value that is not an integer",
+    ),
+    (
+        "TypeError",
+        "tuple indices must be integers or slices, not {}",
+        "a tuple was indexed with a value that is not an integer",
+    ),
+    (
+        "TypeError",
+        "a bytes-like object is required, not '{}'",
+        "text was given where bytes are needed",
+    ),
+    (
+        "TypeError",
+        "expected str, bytes or os.PathLike object, not {}",
+        "a value that is not a path was given as a path (often None)",
+    ),
+    (
+        "TypeError",
+        "sequence item {}: expected str instance, {} found",
+        "str.join() was given an item that is not a string",
+    ),
+    (
+        "TypeError",
+        "{} argument must be a string{}",
+        "a conversion was given a value it cannot convert (often None)",
+    ),
+    (
+        "TypeError",
+        "object {} can't be used in 'await' expression",
+        "a value that is not awaitable was awaited",
+    ),
+    (
+        "IndexError",
+        "list index out of range",
+        "a list was indexed past its end (often an empty list)",
+    ),
+    ("IndexError", "tuple index out of range", "a tuple was indexed past its end"),
+    ("IndexError", "string index out of range", "a string was indexed past its end"),
+    ("IndexError", "list assignment index out of range", "an item past a list's end was assigned"),
+    ("IndexError", "pop from empty list", "pop() was called on an empty list"),
+    ("IndexError", "pop from an empty deque", "pop() was called on an empty deque"),
+    (
+        "NameError",
+        "name '{}' is not defined",
+        "a name was used that no assignment or import defines (a typo, or a missing import)",
+    ),
+    (
+        "UnboundLocalError",
+        "local variable '{}' referenced before assignment",
+        "a local name was read before the function assigned it",
+    ),
+    (
+        "UnboundLocalError",
+        "cannot access local variable '{}' where it is not associated with a value",
+        "a local name was read before the function assigned it",
+    ),
+    (
+        "ValueError",
+        "too many values to unpack (expected {})",
+        "a sequence was unpacked into fewer names than it has items",
+    ),
+    (
+        "ValueError",
+        "not enough values to unpack (expected {}, got {})",
+        "a sequence was unpacked into more names than it has items",
+    ),
+    (
+        "ValueError",
+        "invalid literal for int() with base {}: {}",
+        "int() was given text that is not an integer",
+    ),
+    (
+        "ValueError",
+        "could not convert string to float: {}",
+        "float() was given text that is not a number",
+    ),
+    ("ValueError", "{} is not in list", "list.index() looked for a value the list does not hold"),
+    (
+        "ValueError",
+        "list.remove(x): x not in list",
+        "list.remove() was given a value the list does not hold",
+    ),
+    (
+        "ValueError",
+        "substring not found",
+        "str.index() looked for text the string does not contain",
+    ),
+    (
+        "ValueError",
+        "math domain error",
+        "a math function was given a value outside its domain (sqrt or log of a negative number)",
+    ),
+    ("ValueError", "max() arg is an empty sequence", "max() was given nothing"),
+    ("ValueError", "min() arg is an empty sequence", "min() was given nothing"),
+    ("ValueError", "max() iterable argument is empty", "max() was given nothing"),
+    ("ValueError", "min() iterable argument is empty", "min() was given nothing"),
+    (
+        "ValueError",
+        "I/O operation on closed file{}",
+        "a file was read or written after it was closed",
+    ),
+    ("ZeroDivisionError", "division by zero", "a number was divided by zero"),
+    ("ZeroDivisionError", "float division by zero", "a number was divided by zero"),
+    ("ZeroDivisionError", "integer division or modulo by zero", "a number was divided by zero"),
+    ("ZeroDivisionError", "integer modulo by zero", "a number was divided by zero"),
+    (
+        "ModuleNotFoundError",
+        "No module named '{}'",
+        "an import found no such module in this environment"
+        " (not installed, or installed in another environment)",
+    ),
+    (
+        "ImportError",
+        "cannot import name '{}' from '{}'{}",
+        "a module does not define the name imported from it"
+        " (another version of it, or a circular import)",
+    ),
+    (
+        "ImportError",
+        "attempted relative import with no known parent package",
+        "a relative import ran in a file executed as a script",
+    ),
+    (
+        "RecursionError",
+        "maximum recursion depth exceeded{}",
+        "calls nested too deep, usually a function that calls itself without end",
+    ),
+    (
+        "RuntimeError",
+        "dictionary changed size during iteration",
+        "a dict was changed while a loop went over it",
+    ),
+    (
+        "RuntimeError",
+        "Set changed size during iteration",
+        "a set was changed while a loop went over it",
+    ),
+    (
+        "RuntimeError",
+        "dictionary keys changed during iteration",
+        "a dict was changed while a loop went over it",
+    ),
+    ("RuntimeError", "generator raised StopIteration", "a generator let a StopIteration out"),
+    ("RuntimeError", "cannot reuse already awaited coroutine", "a coroutine was awaited twice"),
+    (
+        "OverflowError",
+        "int too large to convert to float",
+        "an integer too large for a float was converted",
+    ),
+    ("OverflowError", "math range error", "a math function's result is too large for a float"),
+    ("KeyError", "'popitem(): dictionary is empty'", "popitem() was called on an empty dict"),
+    ("StopIteration", "", "next() was called on an exhausted iterator"),
+    ("SyntaxError", "invalid syntax{}", "the code does not parse"),
+    ("IndentationError", "unexpected indent", "a line is indented where no block starts"),
+    ("IndentationError", "expected an indented block{}", "a block has no indented body"),
+    (
+        "IndentationError",
+        "unindent does not match any outer indentation level",
+        "a line's indentation matches no enclosing block",
+    ),
+)
+
+_OS_REASONS = (
+    "No such file or directory",
+    "Permission denied",
+    "Is a directory",
+    "Not a directory",
+    "File exists",
+    "Directory not empty",
+    "No space left on device",
+    "Read-only file system",
+    "Too many open files",
+    "Connection refused",
+    "Connection reset by peer",
+    "Connection timed out",
+    "Broken pipe",
+    "Address already in use",
+    "Cannot assign requested address",
+    "Network is unreachable",
+    "No route to host",
+    "Name or service not known",
+    "Temporary failure in name resolution",
+    "nodename nor servname provided, or not known",
+)
+"""What the operating system says (``strerror``) for the errors users meet most."""
+
+_MESSAGES += tuple(
+    (
+        "OSError",
+        f"[Errno {{}}] {reason}{{}}",
+        "the operating system refused the operation: " + reason.lower(),
+    )
+    for reason in _OS_REASONS
+)
+
+_SUBCLASSES = {
+    **dict.fromkeys(
+        (
+            "IOError",
+            "EnvironmentError",
+            "FileNotFoundError",
+            "FileExistsError",
+            "PermissionError",
+            "IsADirectoryError",
+            "NotADirectoryError",
+            "ConnectionError",
+            "ConnectionRefusedError",
+            "ConnectionResetError",
+            "ConnectionAbortedError",
+            "BrokenPipeError",
+            "TimeoutError",
+            "BlockingIOError",
+            "InterruptedError",
+            "ProcessLookupError",
+            "ChildProcessError",
+        ),
+        "OSError",
+    ),
+    "ModuleNotFoundError": "ImportError",
+    "UnboundLocalError": "NameError",
+    "IndentationError": "SyntaxError",
+    "TabError": "SyntaxError",
+    "RecursionError": "RuntimeError",
+}
+
+
+@dataclass(frozen=True)
+class _Table:
+    """The messages, found by their longest literal (one automaton pass over a paste)."""
+
+    automaton: ahocorasick.Automaton
+    entries: tuple[tuple[tuple[str, ...], InterpreterMessage], ...]
+    empty: dict[str, InterpreterMessage]
+    """The messages with no text at all (``StopIteration``), by class."""
+
+
+@cache
+def _table() -> _Table:
+    automaton = ahocorasick.Automaton()
+    entries: list[tuple[tuple[str, ...], InterpreterMessage]] = []
+    empty: dict[str, InterpreterMessage] = {}
+    keys: dict[str, list[int]] = {}
+    for error_class, template, meaning in _MESSAGES:
+        entry = InterpreterMessage(error_class, template, meaning)
+        literals = tuple(template.split("{}"))
+        if not template:
+            empty[error_class] = entry
+            continue
+        keys.setdefault(max(literals, key=len), []).append(len(entries))
+        entries.append((literals, entry))
+    for key, numbers in keys.items():
+        automaton.add_word(key, tuple(numbers))
+    automaton.make_automaton()
+    return _Table(automaton, tuple(entries), empty)
+
+
+def interpreter_message(error_class: str | None, message: str) -> InterpreterMessage | None:
+    """The interpreter's message a pasted error shows, if it shows one.
+
+    Args:
+        error_class: The pasted class without its module (None when the paste has none: the
+            message is then compared with every class's).
+        message: The pasted message.
+
+    Returns:
+        The message, or None when the interpreter does not raise it.
+    """
+    table = _table()
+    text = message.strip()
+    classes = (error_class, _SUBCLASSES.get(error_class or "", ""))
+    if not text:
+        return table.empty.get(error_class or "")
+    found: tuple[int, ...]
+    for _, found in table.automaton.iter(text):
+        for number in found:
+            literals, entry = table.entries[number]
+            if (error_class is None or entry.error_class in classes) and match_literals(
+                literals, text
+            ) is not None:
+                return entry
+    return None
