@@ -161,6 +161,34 @@ def test_local_variables_follow_try_handlers_and_branches_that_end():
     assert texts(sites, 27) == ["key failed", "start"]
 
 
+def test_a_message_variable_of_an_enclosing_function():
+    # networkx's ``not_implemented_for``: the decorator builds the message, the function it
+    # returns raises it; a name of the inner function's own hides the outer one.
+    sites = mine(
+        {
+            "decorators.py": """\
+            def not_implemented_for(*graph_types):
+                errmsg = f"not implemented for {' '.join(graph_types)} type"
+
+                def _not_implemented_for(g, errmsg2=None):
+                    if g:
+                        raise NotImplementedError(errmsg)
+                    def deeper(graph_types):
+                        raise ValueError(errmsg)
+                    return deeper
+
+                def shadowed(errmsg):
+                    raise TypeError(errmsg)
+
+                return _not_implemented_for
+            """
+        }
+    )
+    assert texts(sites, 6) == ["not implemented for {' '.join(graph_types)} type"]
+    assert texts(sites, 8) == ["not implemented for {' '.join(graph_types)} type"]
+    assert one(sites, 12).template.is_opaque
+
+
 def test_message_argument_is_the_first_text_like_one_else_a_keyword():
     sites = mine(
         {
@@ -1224,9 +1252,29 @@ def test_an_exception_built_into_a_variable_is_raised_where_the_raise_is():
                 err = ValueError("default problem here")
                 if (err := check(x)) is not None:
                     raise err
+
+            def basic(param):
+                invalid = HTTPException(401, detail="Invalid authentication credentials")
+                try:
+                    data = decode(param)
+                except ValueError:
+                    raise invalid
+                if not data:
+                    raise invalid
+                bare = Unauthorized()
+                if param:
+                    raise bare
+                raise bare
             """
         }
     )
+    # Raised twice: a site at each raise, none where it is built.
+    assert [(s.line, s.error_class, s.template.text) for s in sites if s.line >= 30] == [
+        (35, "HTTPException", "Invalid authentication credentials"),
+        (37, "HTTPException", "Invalid authentication credentials"),
+        (40, "Unauthorized", ""),
+        (41, "Unauthorized", ""),
+    ]
     assert one(sites, 23).error_class == "CommandFailed"  # built with no text: raised here
     assert one(sites, 26).kind is SiteKind.OBJECT and not [s for s in sites if s.line == 28]
     # Rebound by a loop or a handler: those raises re-raise something else.

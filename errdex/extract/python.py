@@ -849,6 +849,8 @@ class _Scope:
     method: str = ""
     info: _FunctionInfo | None = None
     variables: dict[str, list[Built]] = field(default_factory=dict)
+    enclosing: dict[str, list[Built]] = field(default_factory=dict)
+    """The message variables of the functions around this one, where it is defined."""
     bound: set[str] = field(default_factory=set)
     params: frozenset[str] = frozenset()
     caught: frozenset[str] = frozenset()
@@ -857,6 +859,9 @@ class _Scope:
     built: dict[str, tuple[int, int, ast.Call, ast.stmt]] = field(default_factory=dict)
     """Exceptions built into a variable: the span of their object sites, the call and the
     statement (``raise exc``)."""
+    raised: dict[str, tuple[int, int, ast.Call, ast.stmt]] = field(default_factory=dict)
+    """Those of them raised once already (their sites moved to that raise): each further
+    ``raise exc`` is a site of its own too."""
     assigned: set[str] = field(default_factory=set)
     """Names the function assigns (a parameter among them no longer holds what was passed)."""
 
@@ -963,6 +968,10 @@ class _ModuleExtractor:
                 return scope.variables[name]
             if name in scope.bound:
                 return None
+            if name in scope.enclosing:
+                # networkx's ``errmsg = f"not implemented for {…} type"`` in the decorator,
+                # raised by the function it wraps.
+                return scope.enclosing[name]
             if scope.function is None and scope.cls is not None and name in scope.cls.constants:
                 return scope.cls.constants[name]
             if name in self.module_constants:
@@ -1497,7 +1506,7 @@ class _ModuleExtractor:
             if handler.name:
                 scope.caught = caught | {handler.name}
                 scope.bound.add(handler.name)
-                scope.built.pop(handler.name, None)
+                self._forget_built(handler.name)
             handlers.append(handler)
             guards.append((_LOOKUP, statement, handler))
             try:
@@ -1614,6 +1623,7 @@ class _ModuleExtractor:
             cls=cls,
             method=node.name if direct_method else "",
             info=info,
+            enclosing={**outer.enclosing, **outer.variables} if outer.function else {},
             bound=bound,
             params=frozenset(bound),
         )
@@ -1738,7 +1748,7 @@ class _ModuleExtractor:
             value = value.value
             kind = type(value)
         if len(targets) == 1 and type(targets[0]) is ast.Name:
-            scope.built.pop(targets[0].id, None)
+            self._forget_built(targets[0].id)
         if kind is ast.Call:
             self._note_call(value)
             before = len(self.sites)
@@ -1877,11 +1887,21 @@ class _ModuleExtractor:
         if exc is None:
             return  # bare re-raise
         chained = node.cause is not None
-        if isinstance(exc, ast.Name) and exc.id in self._scope.built:
-            start, end, call, built_at = self._scope.built.pop(exc.id)
+        scope = self._scope
+        if isinstance(exc, ast.Name) and (exc.id in scope.built or exc.id in scope.raised):
+            again = exc.id not in scope.built
+            entry = scope.raised[exc.id] if again else scope.built.pop(exc.id)
+            start, end, call, built_at = entry
             # Unless a walrus or a ``case … as`` rebound it (a re-raise of something else).
             if not self._rebound(exc.id, built_at, node):
+                scope.raised[exc.id] = entry
                 if start < end:
+                    if again:
+                        # fastapi's ``raise invalid_user_credentials_exc`` twice: the sites
+                        # the first raise took, at this one too.
+                        copies = self.sites[start:end]
+                        start, end = len(self.sites), len(self.sites) + len(copies)
+                        self.sites.extend(copies)
                     self._raised_later((start, end), node)
                 else:
                     raised = ast.copy_location(ast.Raise(exc=call, cause=node.cause), node)
@@ -1978,11 +1998,15 @@ class _ModuleExtractor:
 
     def _unbuilt(self, target: ast.expr) -> None:
         """Forget the exceptions built into the names a ``for``, ``with`` or ``del`` rebinds."""
-        built = self._scope.built
-        if built:
+        if self._scope.built or self._scope.raised:
             for node in ast.walk(target):
                 if isinstance(node, ast.Name):
-                    built.pop(node.id, None)
+                    self._forget_built(node.id)
+
+    def _forget_built(self, name: str) -> None:
+        """Forget an exception built into ``name``: the name is bound to something else."""
+        self._scope.built.pop(name, None)
+        self._scope.raised.pop(name, None)
 
     def _raised_later(self, span: tuple[int, int], node: ast.Raise) -> None:
         """Make the object sites of an exception built into a variable the raise of it.
