@@ -954,3 +954,21 @@ def test_the_interpreters_messages(error_class, message, template):
         assert found is None
     else:
         assert found is not None and (template is None or found.template == template)
+
+
+def test_a_class_few_sites_raise_finds_them_when_no_template_matches(cli, tmp_path):
+    # aiohttp raises ``NonHttpUrlClientError(url)`` at one place: its template is all hole.
+    body = (
+        "def request(url):\n"
+        "    raise NonHttpUrlClientError(url)\n"
+        "def warn(name):\n"
+        '    raise UserWarning(f"Config file {name} not found for this client")\n'
+    )
+    mined(cli, tmp_path, {"pkg/client.py": body})
+    answer = json.loads(
+        cli("explain", "pkg.client.NonHttpUrlClientError: ftp://example.com/x", "--json").output
+    )
+    best = answer["matches"][0]
+    assert (best["kind"], best["record"]["lineNumber"]) == ("approximate", 2)
+    assert best["captures"] == {"url": "ftp://example.com/x"}
+    assert any("raised at 1 site(s) only" in note for note in best["evidence"])

@@ -125,6 +125,8 @@ class _Candidate:
     line_note: str = ""
     line_bonus: float = 0.0
     logger_gain: float = 0.0
+    class_sites: int = 0
+    """Without a template that matches: of how many sites its class is (see ``_of_the_class``)."""
     score: float = 0.0
     evidence: list[str] = field(default_factory=list)
     exact: bool = False
@@ -273,6 +275,12 @@ def _offer(
             candidate.line_note, candidate.line_bonus = note, bonus
     return offered
 
+
+CLASS_SITES = 8
+"""Without a template that matches, the records of a class raised at most this often come in."""
+
+CLASS_GAIN = 20.0
+"""What such a record gains: more than a loose match of a class the paste contradicts."""
 
 INTERPRETER_PENALTY = 20.0
 """What a record loses when Python itself raises the pasted message and no frame is at it."""
@@ -587,7 +595,26 @@ class Explainer:
         found = self._search_lines(number, lines, candidates, "the message")
         pasted = [line.strip() for line in _paste_lines(paste) if line.strip()]
         if not found and pasted and pasted != lines:
-            self._search_lines(number, pasted, candidates, "the paste")
+            found = self._search_lines(number, pasted, candidates, "the paste")
+        if not found and error.error_class:
+            self._of_the_class(number, error, candidates)
+
+    def _of_the_class(
+        self, number: int, error: ParsedError, candidates: dict[int, _Candidate]
+    ) -> None:
+        """Add the records of a class few sites raise, when no template matches the message.
+
+        ``NonHttpUrlClientError: ftp://…``: aiohttp raises that class at one place, and its
+        template (the URL) is all hole; a class raised at many places says little.
+        """
+        records = self.index.records_of_class(str(error.error_class))
+        if not records or len(records) > CLASS_SITES:
+            return
+        variants = message_variants(error)
+        for record in records:
+            if record not in candidates:
+                captures = self._verify(record, variants)  # a template of almost no text
+                candidates[record] = _Candidate(record, number, captures, class_sites=len(records))
 
     def _search_lines(
         self, number: int, lines: list[str], candidates: dict[int, _Candidate], what: str
@@ -841,6 +868,7 @@ class Explainer:
             or candidate.line_note
             or candidate.frame_note
             or candidate.evidence
+            or candidate.class_sites
         ):
             key = (
                 candidate.error,
@@ -867,6 +895,12 @@ class Explainer:
                 score += candidate.line_bonus - 12.0
         else:
             evidence.append("the message does not match this record's template")
+        if candidate.class_sites:
+            score += CLASS_GAIN
+            evidence.append(
+                f"the pasted class is raised at {candidate.class_sites} site(s) only,"
+                " this one among them"
+            )
         if candidate.frame_note:
             evidence.append(candidate.frame_note)
         if candidate.logger_gain:

@@ -47,7 +47,7 @@ KEY_LENGTH = 16
 _MAX_LINE = 2**31 - 1
 """Lines are kept as 32-bit numbers (``array("i")``); a higher one counts as this one."""
 
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 
 IndexRow = tuple[int, str, str, int, int, str, str]
 """What the index reads per record: rowid, class, path, line, end line, kind, template JSON."""
@@ -213,6 +213,7 @@ class MatcherIndex:
         self._kind_ids = array("i")
         self._class_names: list[str] = []
         self._wrappers: frozenset[str] | None = None
+        self._by_class: dict[str, list[int]] | None = None
         self._path_names: list[str] = []
         self._kind_names: list[str] = []
         self._path_starts = array("i", [0])
@@ -226,6 +227,7 @@ class MatcherIndex:
     def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
         state["_compiled"] = {}  # rebuilt on use; not worth the bytes on disk
+        state["_by_class"] = None
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -482,6 +484,17 @@ class MatcherIndex:
                 if template in lone
             )
         return found
+
+    def records_of_class(self, name: str) -> list[int]:
+        """Return the records that raise a class (by its name), worked out on first use."""
+        by_class = self._by_class
+        if by_class is None:
+            by_id: dict[int, list[int]] = {}
+            for record, class_id in enumerate(self._class_ids):
+                by_id.setdefault(class_id, []).append(record)
+            names = self._class_names
+            by_class = self._by_class = {names[i]: found for i, found in by_id.items()}
+        return by_class.get(name, [])
 
     def path(self, record: int) -> str:
         """Return a record's file path."""
