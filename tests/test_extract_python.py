@@ -1007,6 +1007,28 @@ def test_a_parameter_stands_for_the_class_or_module_its_default_names():
     )
 
 
+def test_a_str_that_formats_the_message_with_the_other_arguments():
+    # dateutil's ParserError: ``self.args[0] % self.args[1:]``, with a fallback.
+    sites = mine(
+        {
+            "parser.py": """\
+            class ParserError(ValueError):
+                def __str__(self):
+                    try:
+                        return self.args[0] % self.args[1:]
+                    except (TypeError, IndexError):
+                        return super(ParserError, self).__str__()
+
+            def parse(timestr):
+                raise ParserError("Unknown string format: %s", timestr)
+                raise ParserError("No date in it")
+            """
+        }
+    )
+    assert texts(sites, 9) == ["Unknown string format: {timestr}"]
+    assert texts(sites, 10) == ["No date in it"]
+
+
 def test_a_class_text_that_decorates_the_message_the_raise_gives():
     sites = mine(
         {

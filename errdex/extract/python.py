@@ -542,6 +542,13 @@ def _has_text(parts: Sequence[TemplatePart]) -> bool:
     )
 
 
+def _formats_arguments(parts: Sequence[TemplatePart]) -> bool:
+    """Whether a class text is its message %-formatted with its other arguments."""
+    return any(
+        (target := part_reference(part)) is not None and target.get("percent") for part in parts
+    )
+
+
 def _literal_length(parts: Sequence[TemplatePart]) -> int:
     return sum(len(p.text) for p in parts if not p.hole)
 
@@ -743,6 +750,11 @@ class _ClassInfo:
         return data
 
     def _text(self) -> dict[str, Any] | None:
+        formatted = [b for b in self.str_text if _formats_arguments(b.parts)]
+        if formatted:
+            # ``try: return self.args[0] % self.args[1:]`` with a fallback for when the
+            # arguments do not fit: the formatted message is what users see.
+            return {"how": "str", "templates": _export_list(formatted)}
         if any(_has_text(b.parts) for b in self.str_text):
             return {"how": "str", "templates": _export_list(self.str_text)}
         if self.init_text:
@@ -1142,6 +1154,30 @@ class _ModuleExtractor:
             ):
                 target = {"args": 0}
         return None if target is None else reference(_GIVEN_HOLE, target).parts[0]
+
+    def _formats_its_arguments(self, value: ast.expr) -> list[Built] | None:
+        """Read ``self.args[0] % self.args[1:]`` in a ``__str__``, else None.
+
+        The message, %-formatted with the other arguments: dateutil's
+        ``ParserError("Unknown string format: %s", timestr)``.
+        """
+        if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mod)):
+            return None
+        rest = value.right
+        if isinstance(rest, ast.Call) and _dotted(rest.func) == "tuple" and len(rest.args) == 1:
+            rest = rest.args[0]
+        given = self._given_reference(value.left)
+        if (
+            given is None
+            or not isinstance(rest, ast.Subscript)
+            or _dotted(rest.value) != "self.args"
+            or not isinstance(rest.slice, ast.Slice)
+            or not isinstance(rest.slice.lower, ast.Constant)
+            or rest.slice.lower.value != 1
+            or rest.slice.upper is not None
+        ):
+            return None
+        return [Built(reference(_GIVEN_HOLE, {"args": 0, "percent": True}).parts, "reference")]
 
     def _resolve_call(self, call: ast.Call) -> Sequence[Built] | None:
         """A call of a function of the source that may return a message (``self.msg(x)``)."""
@@ -2095,9 +2131,10 @@ class _ModuleExtractor:
         if scope.method == "__str__" and scope.cls is not None:
             # Every return is an alternative; the class text is used only if one has text.
             if len(scope.cls.str_text) < 8:
+                formatted = self._formats_its_arguments(value)
                 scope.cls.str_text.extend(
                     Built(b.parts, b.form, b.i18n, Location(path=self.path, line=statement.lineno))
-                    for b in self._with_given(self.builder.build(value))
+                    for b in (formatted or self._with_given(self.builder.build(value)))
                 )
             return
         if isinstance(value, ast.Await):
@@ -3418,7 +3455,7 @@ class _Linker:
         """The class of the code that calls the factory whose texts are being resolved."""
         self._call_values: Mapping[str, Sequence[TemplatePart]] | None = None
         """The arguments of the factory call whose texts are being resolved, by parameter."""
-        self._given: tuple[int, tuple[TemplatePart, ...]] | None = None
+        self._given: tuple[int, tuple[TemplatePart, ...], tuple[str, ...]] | None = None
         """The message the raise gives the class whose text is being bound (``self.args[0]``)."""
 
     # -- lookups ---------------------------------------------------------------------------
@@ -3871,8 +3908,10 @@ class _Linker:
 
     def _given_message(
         self, module: str, qualname: str, call: Mapping[str, Any]
-    ) -> tuple[int, tuple[TemplatePart, ...]] | None:
-        """What a raise gives the exception: (how many arguments, the first), else None.
+    ) -> tuple[int, tuple[TemplatePart, ...], tuple[str, ...]] | None:
+        """What a raise gives the exception: (how many arguments, the first, the others).
+
+        The others as their texts; None when what it gives cannot be told.
 
         Unknown when an ``__init__`` of the class or its bases builds a message of its own
         (``super().__init__(f"E{code}: {msg}")``: what the raise gives is not what reaches
@@ -3894,9 +3933,10 @@ class _Linker:
                 built = self.class_call(module, qualname, call, True, (*item, {"text": text}))
                 if not built or len(built) != 1:
                     return None
-                return 1, built[0].parts
-        first = self.expand(module, _load_parts(args[0]))[0].parts if args else ()
-        return len(args), first
+                return 1, built[0].parts, ()
+        given = [self.expand(module, _load_parts(argument))[0].parts for argument in args]
+        others = tuple("".join(p.text for p in parts) for parts in given[1:])
+        return len(args), (given[0] if given else ()), others
 
     def _given_text(self, module: str, target: Mapping[str, Any], depth: int) -> list[_Text] | None:
         """Resolve a reference to the message the raised exception was given."""
@@ -3911,7 +3951,12 @@ class _Linker:
                     return self._texts_deep(owner, text["templates"], "class-template", depth)
                 if cls.get("str"):
                     return None  # a __str__ whose text is not known (``return self.reason``)
-        count, first = self._given
+        count, first, others = self._given
+        if target.get("percent"):
+            # ``self.args[0] % self.args[1:]``: formatted when there are arguments to format.
+            return [
+                _Text(apply_percent_values(first, {"items": list(others)}) if others else first)
+            ]
         if count == 1 or (count > 1 and target.get("index")):
             return [_Text(first)]
         if count == 0 and not target.get("index"):
