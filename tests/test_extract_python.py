@@ -835,9 +835,16 @@ def test_message_helpers_give_one_record_per_caller_that_passes_text():
                         )
                     fail("no such option", param="--x")
                     fail(reason)
+                    kind = "fixture" if reason else "argument"
+                    fail(f"uses no {kind} named x", param="f")
             """,
         }
     )
+    # One record per text the message may have.
+    assert texts(sites, 14, "chat.py") == [
+        "f: uses no argument named x",
+        "f: uses no fixture named x",
+    ]
     loaded = one(sites, 6, "chat.py")
     assert (loaded.kind, loaded.error_class, loaded.http_status, loaded.form) == (
         SiteKind.HTTP,

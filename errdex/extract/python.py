@@ -2366,20 +2366,28 @@ class _ModuleExtractor:
             return False
         if message is None or not self.builder.is_string_like(message):
             return False
-        built = self.builder.build(message)[0]
-        if not _literal_length(built.parts):
+        alternatives = self.builder.build(message)
+        if not _literal_length(alternatives[0].parts):
             return False
-        site = self._site(
-            statement,
-            built,
-            message,
-            kind=SiteKind.RAISE,
-            error_class=name,
-            severity=Severity.ERROR,
-        )
-        self.calls.append(
-            {"site": site.model_dump(mode="json"), "call": self._call_spec(call, func)}
-        )
+        spec = self._call_spec(call, func, message)
+        # pytest's ``fail(f"… uses no {name} '{arg}'")`` with ``name`` "fixture" or
+        # "argument": one candidate per text of the message.
+        for built in alternatives:
+            if _literal_length(built.parts):
+                site = self._site(
+                    statement,
+                    built,
+                    message,
+                    kind=SiteKind.RAISE,
+                    error_class=name,
+                    severity=Severity.ERROR,
+                )
+                self.calls.append(
+                    {
+                        "site": site.model_dump(mode="json"),
+                        "call": _with_message(spec, message, built.parts),
+                    }
+                )
         return True
 
     def _objects(self, node: ast.expr, statement: ast.stmt, depth: int) -> None:
