@@ -1291,6 +1291,8 @@ class _PytestReader:
         message = match["msg"]
         if message is not None:
             builder.set_exception(message)
+            # The summary shows the message's first line only (and cuts that at the width).
+            builder.truncated = True
         self.summary.append(builder.build())
 
 
@@ -1301,7 +1303,9 @@ def _read_pytest(scan: Scan, start: int, floor: int) -> Block | None:
     end = reader.read(start)
     if end <= start:
         return None
-    errors = reader.out or reader.summary
+    # A failure pytest shows without a traceback (``fail(msg, pytrace=False)``: a fixture's
+    # ScopeMismatch) leaves only locations: the summary line tells its class and message.
+    errors = [e for e in reader.out if e.error_class or e.message] or reader.summary
     return Block(start, end, "pytest", errors)
 
 
