@@ -1956,6 +1956,8 @@ class _ModuleExtractor:
                     chained=chained,
                     call_spec=spec,
                 )
+            elif name is not None and scope.function is not None:
+                self._raise_object(node, exc)
             return
         call = exc
         func = call.func
@@ -2021,6 +2023,28 @@ class _ModuleExtractor:
             call_spec=spec,
             arguments=arguments,
             params=self._params_keyword(call),
+        )
+
+    def _raise_object(self, node: ast.Raise, exc: ast.expr) -> None:
+        """``raise response``: an exception object made elsewhere, raised here.
+
+        redis's ``response = self._parser.read_response()`` … ``raise response`` (the
+        server's ``WRONGTYPE …``): a traceback's innermost frame is this line, so it is a
+        site, of a class and message known only at run time (a pass-through). A caught
+        exception raised again is not: its traceback goes on to where it was raised.
+        """
+        chain = _dotted(exc)
+        if chain is None or chain.partition(".")[0] in self._scope.caught:
+            return
+        built = Built((TemplatePart(text=chain, hole=True),), "passthrough")
+        self._emit_builds(
+            node,
+            [built],
+            exc,
+            kind=SiteKind.RAISE,
+            error_class=chain,
+            severity=Severity.ERROR,
+            chained=node.cause is not None,
         )
 
     def _rebound(self, name: str, built_at: ast.stmt, node: ast.Raise) -> bool:
