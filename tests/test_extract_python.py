@@ -1794,6 +1794,42 @@ def test_an_alias_renames_only_the_class_its_own_file_raises():
     assert views[10].facts is not None and "Exception" in views[10].facts.exception_bases
 
 
+def test_a_warning_made_once_at_module_level_warns_with_its_class_and_text():
+    # pytest's ``YIELD_FIXTURE = PytestDeprecationWarning("…")`` in ``deprecated.py``, then
+    # ``warnings.warn(YIELD_FIXTURE)`` in another module (and in its own).
+    sites = mine(
+        {
+            "pkg/deprecated.py": """\
+            from warnings import warn
+            from pkg.warning_types import PytestDeprecationWarning
+
+            YIELD_FIXTURE = PytestDeprecationWarning("@pytest.yield_fixture is deprecated.")
+            PRIVATE = PytestDeprecationWarning("A private pytest class was used.")
+            NOT_A_WARNING = dict(a="b")
+
+            def check():
+                warn(PRIVATE, stacklevel=3)
+            """,
+            "pkg/fixtures.py": """\
+            import warnings
+            from pkg.deprecated import YIELD_FIXTURE
+
+            def yield_fixture():
+                warnings.warn(YIELD_FIXTURE, stacklevel=2)
+            """,
+        }
+    )
+    assert [(s.path, s.line, s.error_class, s.template.text) for s in sites] == [
+        ("pkg/deprecated.py", 9, "PytestDeprecationWarning", "A private pytest class was used."),
+        (
+            "pkg/fixtures.py",
+            5,
+            "PytestDeprecationWarning",
+            "@pytest.yield_fixture is deprecated.",
+        ),
+    ]
+
+
 def test_warnings_and_log_calls_given_their_message_by_keyword_are_sites():
     sites = mine(
         {

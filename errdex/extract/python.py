@@ -17,6 +17,7 @@ The exports of a Python file (keys only when non-empty; ``T`` is a template)::
       "stars": ["pkg.errors"],                  # modules imported with *
       "constants": {"MSG": [T, ...]},           # module-level message constants
       "tables": {"ERRORS": {"key": [T, ...]}},  # module-level dicts of messages
+      "instances": {"DEPRECATED": "FooWarning"}, # warnings made once (text in constants)
       "classes": {"Qual": C},                   # every class of the module
       "functions": {"qual": F},                 # factories and message helpers
       "pending": [P, ...],                      # sites the link step may complete
@@ -919,6 +920,9 @@ class _ModuleExtractor:
             self.module if path.endswith("__init__.py") else self.module.rpartition(".")[0]
         )
         self.module_constants: dict[str, list[Built]] = {}
+        self.module_instances: dict[str, str] = {}
+        """Module-level warnings and exceptions made once (``YIELD_FIXTURE =
+        PytestDeprecationWarning("…")``): their class; their text is a constant."""
         self.log_aliases: dict[str, str] = {}
         self.module_tables: dict[str, dict[str, list[Built]]] = {}
         self.top_names: set[str] = set()
@@ -1243,6 +1247,7 @@ class _ModuleExtractor:
             self._collect_constant(
                 statement, self.module_constants, self.module_tables, "constant-ref"
             )
+            self._collect_instance(statement)
             self._collect_log_aliases(statement)
             kind = type(statement)
             if kind is ast.Assign:
@@ -1301,6 +1306,8 @@ class _ModuleExtractor:
             data["constants"] = _export_table(self.module_constants)
         if self.module_tables:
             data["tables"] = {n: _export_table(t) for n, t in self.module_tables.items()}
+        if self.module_instances:
+            data["instances"] = self.module_instances
         if self.classes:
             data["classes"] = {q: self._class_export(c) for q, c in self.classes.items()}
         functions = {}
@@ -1379,6 +1386,28 @@ class _ModuleExtractor:
         if built:
             table[target.id] = [
                 Built(b.parts, b.form, b.i18n, Location(path=self.path, line=line)) for b in built
+            ]
+
+    def _collect_instance(self, statement: ast.stmt) -> None:
+        """``NAME = SomeWarning("text")`` at module level: a warning made once, warned later."""
+        if not (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(target := statement.targets[0], ast.Name)
+            and isinstance(call := statement.value, ast.Call)
+            and (name := _class_name(call.func)) is not None
+            and _is_class_like(name)
+            and (_looks_like_exception(name) or name.endswith("Warning"))
+            and call.args
+            and self.builder.is_string_like(call.args[0])
+        ):
+            return
+        built = self._constant_templates(call.args[0], "constant-ref")
+        if built:
+            self.module_instances[target.id] = name
+            self.module_constants[target.id] = [
+                Built(b.parts, b.form, b.i18n, Location(path=self.path, line=statement.lineno))
+                for b in built
             ]
 
     def _walk(self, body: Iterable[ast.stmt]) -> None:
@@ -2293,12 +2322,20 @@ class _ModuleExtractor:
                 category = message.func
                 message = self._message_argument(message) or message
             error_class = (_class_name(category) if category is not None else None) or "UserWarning"
+            instance = None
+            if category is None and isinstance(message, ast.Name):
+                # ``warnings.warn(YIELD_FIXTURE)``: a warning made once, with its class.
+                if message.id in self.module_instances:
+                    error_class = self.module_instances[message.id]
+                elif message.id in self.imports:
+                    instance = message.id  # its class is known at link
             self._emit(
                 statement,
                 kind=SiteKind.WARN,
                 error_class=error_class,
                 message=message,
                 severity=Severity.WARNING,
+                instance=instance,
             )
         elif name == "exit" and receiver == "sys" and call.args:
             if self.builder.is_string_like(call.args[0]):
@@ -2527,6 +2564,7 @@ class _ModuleExtractor:
         call_spec: dict[str, Any] | None = None,
         arguments: int | None = None,
         params: dict[str, Any] | None = None,
+        instance: str | None = None,
     ) -> None:
         if type(message) is ast.Constant and not isinstance(message.value, str):
             # ``raise SystemExit(2)``, ``KeyError(0)``: the exception shows ``str(value)``.
@@ -2547,6 +2585,7 @@ class _ModuleExtractor:
             chained=chained,
             call_spec=call_spec,
             arguments=arguments,
+            instance=instance,
         )
 
     def _site(
@@ -2629,7 +2668,13 @@ class _ModuleExtractor:
         chained: bool = False,
         call_spec: dict[str, Any] | None = None,
         arguments: int | None = None,
+        instance: str | None = None,
     ) -> None:
+        """Add a site per distinct template; note what the link step completes.
+
+        ``instance``: the imported name of a warning made once (``YIELD_FIXTURE``), whose
+        class the link step finds.
+        """
         seen: set[tuple[TemplatePart, ...]] = set()
         helper = self._scope.info
         if len(builds) > 1 and any(merge_parts(b.parts) for b in builds):
@@ -2656,18 +2701,19 @@ class _ModuleExtractor:
                 )
             )
             referenced = has_reference(parts)
-            if referenced or call_spec is not None:
-                self.pending.append(
-                    {
-                        "site": index,
-                        "message": _dump_parts(parts) if referenced else None,
-                        "form": built.form,
-                        "call": _with_message(call_spec, message, parts)
-                        if len(builds) > 1
-                        else call_spec,
-                        "given": message is not None,
-                    }
-                )
+            if referenced or call_spec is not None or instance is not None:
+                entry = {
+                    "site": index,
+                    "message": _dump_parts(parts) if referenced else None,
+                    "form": built.form,
+                    "call": _with_message(call_spec, message, parts)
+                    if len(builds) > 1
+                    else call_spec,
+                    "given": message is not None,
+                }
+                if instance is not None:
+                    entry["instance"] = instance
+                self.pending.append(entry)
             if (
                 helper is not None
                 and helper.helper_param is not None
@@ -4118,6 +4164,13 @@ class _Linker:
 
     def complete(self, module: str, site: RaiseSite, pending: Mapping[str, Any]) -> list[RaiseSite]:
         """Finish one pending site: resolve its references, its class's text, its factory."""
+        instance = pending.get("instance")
+        if instance is not None:
+            entity = self.lookup(module, str(instance))
+            if entity is not None and entity[0] == "constant":
+                made = (self.modules[entity[1]].get("instances") or {}).get(entity[2])
+                if made is not None:
+                    site = site.model_copy(update={"error_class": str(made)})
         call = pending.get("call")
         if call is not None:
             given = bool(pending.get("given"))
