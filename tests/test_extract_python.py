@@ -200,8 +200,15 @@ def test_message_argument_is_the_first_text_like_one_else_a_keyword():
                 raise HTTPException(status_code=404, detail="Item not found")
                 raise MyError(code=3, message="went wrong")
                 raise KeyError(path)
+                raise PydanticCustomError("path_type", "Path is no {path_type}", {"path_type": r})
             """
         }
+    )
+    # pydantic-core's error type comes first; its context fills the template's fields.
+    custom = one(sites, 8)
+    assert (custom.template.text, custom.template.holes) == (
+        "Path is no {path_type}",
+        ["path_type"],
     )
     first = one(sites, 4)
     assert first.template.text == "no such file: {path}" and first.error_code == "ENOENT"

@@ -87,6 +87,7 @@ from errdex.analyze.templates import (
     REFERENCE_STYLE,
     Built,
     TemplateBuilder,
+    apply_format_arguments,
     apply_operations,
     apply_percent_values,
     bind_holes,
@@ -190,6 +191,14 @@ _DEFAULT_ATTRIBUTES = (
     "detail",
     "description",
 )
+_MESSAGE_AT = {"PydanticCustomError": (1, "message_template")}
+"""Exception classes of other packages whose message is not their first text argument:
+the position and keyword of their message (``PydanticCustomError("path_type", "Path
+does not point to a {path_type}")``: the first is an error type)."""
+
+_CONTEXT_TEMPLATES = frozenset({"PydanticCustomError"})
+"""Exception classes that fill the ``{name}`` fields of their message from a context."""
+
 _DEFAULT_PARAMETERS = frozenset({"message", "msg", "detail", "default_message", "description"})
 # Names of functions whose calls may hand a message to a helper (checked before the link step
 # knows which functions are helpers, so that only plausible calls are kept).
@@ -1858,8 +1867,18 @@ class _ModuleExtractor:
 
         The first positional argument that evidently builds text, else a ``msg=``-like
         keyword, else the first positional argument whose name looks like a message
-        (``MSG``), else the first positional argument.
+        (``MSG``), else the first positional argument. A class known to take its message
+        elsewhere has it there (:data:`_MESSAGE_AT`: pydantic-core's
+        ``PydanticCustomError(error_type, message_template)``).
         """
+        at = _MESSAGE_AT.get(_class_name(call.func) or "")
+        if at is not None:
+            position, name = at
+            for item in call.keywords:
+                if item.arg == name:
+                    return item.value
+            if len(call.args) > position and not isinstance(call.args[position], ast.Starred):
+                return call.args[position]
         starred: ast.expr | None = None
         positional: list[ast.expr] = []
         for argument in call.args:
@@ -2573,6 +2592,11 @@ class _ModuleExtractor:
             builds = self.builder.build(message) if message is not None else [Built((), "none")]
         if params is not None:
             builds = [_apply_params(b, params) for b in builds]
+        if error_class in _CONTEXT_TEMPLATES:
+            builds = [
+                Built(apply_format_arguments(b.parts, {}), b.form, b.i18n, b.defined_at)
+                for b in builds
+            ]
         self._emit_builds(
             node,
             builds,
