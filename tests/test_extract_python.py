@@ -1837,6 +1837,34 @@ def test_a_warning_made_once_at_module_level_warns_with_its_class_and_text():
     ]
 
 
+def test_a_warning_category_that_builds_its_text_shows_the_message_in_it():
+    sites = mine(
+        {
+            "w.py": """\
+            import warnings
+
+            class RemovedIn9Warning(DeprecationWarning):
+                def __str__(self):
+                    return f"{self.args[0]} (removed in 9.0)"
+
+            class Derived(DeprecationWarning):
+                def __init__(self, message):
+                    self.message = message.rstrip(".")
+
+                def __str__(self):
+                    return f"{self.message}. Deprecated in V2."
+
+            def f(x):
+                warnings.warn(f"the {x} option is deprecated", RemovedIn9Warning)
+                warnings.warn("The dict method is deprecated.", category=Derived)
+            """
+        }
+    )
+    assert texts(sites, 15) == ["the {x} option is deprecated (removed in 9.0)"]
+    # A text that does not show the message warned (an attribute made of it) is not used.
+    assert texts(sites, 16) == ["The dict method is deprecated."]
+
+
 def test_warnings_and_log_calls_given_their_message_by_keyword_are_sites():
     sites = mine(
         {

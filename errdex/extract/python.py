@@ -559,6 +559,10 @@ def _formats_arguments(parts: Sequence[TemplatePart]) -> bool:
     )
 
 
+def _literal_text(parts: Sequence[TemplatePart]) -> str:
+    return "".join(p.text for p in parts if not p.hole)
+
+
 def _literal_length(parts: Sequence[TemplatePart]) -> int:
     return sum(len(p.text) for p in parts if not p.hole)
 
@@ -2341,6 +2345,12 @@ class _ModuleExtractor:
                 category = message.func
                 message = self._message_argument(message) or message
             error_class = (_class_name(category) if category is not None else None) or "UserWarning"
+            spec = None
+            if category is not None and error_class not in _BUILTIN_EXCEPTIONS:
+                # What is shown is ``str(category(message))``: the category's own text, if it
+                # builds one (pydantic's "… Deprecated in Pydantic V2.0 …" after the message).
+                made = ast.Call(func=category, args=[message], keywords=[])
+                spec = self._call_spec(made, category, message)
             instance = None
             if category is None and isinstance(message, ast.Name):
                 # ``warnings.warn(YIELD_FIXTURE)``: a warning made once, with its class.
@@ -2354,6 +2364,7 @@ class _ModuleExtractor:
                 error_class=error_class,
                 message=message,
                 severity=Severity.WARNING,
+                call_spec=spec,
                 instance=instance,
             )
         elif name == "exit" and receiver == "sys" and call.args:
@@ -4222,8 +4233,18 @@ class _Linker:
             else:
                 cls = self.find_class(module, str(call.get("callee") or ""))
                 texts = self.class_call(*cls, call, given) if cls is not None else None
+                if texts and site.kind is SiteKind.WARN:
+                    # A category's text counts only with the message warned in it (not
+                    # pydantic's ``{self.message}``, an attribute made of it).
+                    args = call.get("args") or [[]]
+                    shown = _literal_text(self.expand(module, _load_parts(args[0]))[0].parts)
+                    texts = [t for t in texts if shown in _literal_text(t.parts)]
                 status = self.class_status(*cls) if cls is not None else None
-                if status is not None and site.http_status is None:
+                if (
+                    status is not None
+                    and site.http_status is None
+                    and site.kind is not SiteKind.WARN
+                ):
                     site = site.model_copy(update={"http_status": status, "kind": SiteKind.HTTP})
                 if texts:
                     return [
