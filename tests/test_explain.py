@@ -946,6 +946,10 @@ def test_a_message_python_itself_raises_is_no_exact_match_without_a_frame(cli, t
         ("FileNotFoundError", "[Errno 2] Config not found: 'a.yaml'", "no"),
         ("ValueError", "Unknown speculative phase draft", "no"),
         ("KeyError", "'popitem(): dictionary is empty'", "'popitem(): dictionary is empty'"),
+        # Python 3.10+'s suggestions, and a user's words under the error.
+        ("NameError", "name 'sys' is not defined. Did you forget to import 'sys'?", None),
+        ("AttributeError", "'Foo' object has no attribute 'bat'. Did you mean: 'bar'?", None),
+        ("AttributeError", "'NoneType' object has no attribute 'x'\n\nAny idea why?", None),
     ],
 )
 def test_the_interpreters_messages(error_class, message, template):
@@ -963,6 +967,8 @@ def test_a_class_few_sites_raise_finds_them_when_no_template_matches(cli, tmp_pa
         "    raise NonHttpUrlClientError(url)\n"
         "def warn(name):\n"
         '    raise UserWarning(f"Config file {name} not found for this client")\n'
+        "def log(message):\n"
+        "    logger.error(message)\n"
     )
     mined(cli, tmp_path, {"pkg/client.py": body})
     answer = json.loads(
@@ -972,3 +978,28 @@ def test_a_class_few_sites_raise_finds_them_when_no_template_matches(cli, tmp_pa
     assert (best["kind"], best["record"]["lineNumber"]) == ("approximate", 2)
     assert best["captures"] == {"url": "ftp://example.com/x"}
     assert any("raised at 1 site(s) only" in note for note in best["evidence"])
+    # Not for a log level, nor for a class of Python's own.
+    for text in ("2026-12-03 10:00:00 ERROR app: Exception in handler", "UserWarning: ftp://x"):
+        answer = json.loads(cli("explain", text, "--json").output)
+        assert not any(
+            "site(s) only" in note for match in answer["matches"] for note in match["evidence"]
+        )
+
+
+def test_a_site_that_raises_an_object_is_exact_only_at_the_innermost_frame(cli, tmp_path):
+    # redis's ``raise response`` (the server's error, made elsewhere and raised here) against
+    # concurrent.futures' ``raise self._exception`` (raised in a worker, passed on here).
+    body = "class Future:\n    def result(self):\n        raise self._exception\n"
+    src = mined(cli, tmp_path, {"pkg/futures.py": body})
+    here = f'  File "{src / "pkg" / "futures.py"}", line 3, in result\n    raise self._exception\n'
+    head = 'Traceback (most recent call last):\n  File "/app/main.py", line 3, in <module>\n'
+    deeper = '  File "/app/work.py", line 6, in work\n    data["user_id"]\n'
+    passed_on = json.loads(
+        cli("explain", head + here + deeper + "KeyError: 'user_id'\n", "--json").output
+    )
+    assert [m for m in passed_on["matches"] if m["kind"] == "exact"] == []
+    raised = json.loads(
+        cli("explain", head + here + "ResponseError: WRONGTYPE Operation\n", "--json").output
+    )
+    best = raised["matches"][0]
+    assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 3)

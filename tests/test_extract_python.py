@@ -180,6 +180,11 @@ def test_a_message_variable_of_an_enclosing_function():
                 def shadowed(errmsg):
                     raise TypeError(errmsg)
 
+                def middle(errmsg):
+                    def inner():
+                        raise KeyError(errmsg)
+                    return inner
+
                 return _not_implemented_for
             """
         }
@@ -187,6 +192,7 @@ def test_a_message_variable_of_an_enclosing_function():
     assert texts(sites, 6) == ["not implemented for {' '.join(graph_types)} type"]
     assert texts(sites, 8) == ["not implemented for {' '.join(graph_types)} type"]
     assert one(sites, 12).template.is_opaque
+    assert one(sites, 16).template.is_opaque  # the middle function's parameter hides it
 
 
 def test_message_argument_is_the_first_text_like_one_else_a_keyword():
@@ -710,9 +716,23 @@ def test_a_base_str_prints_the_description_a_subclass_sets():
 
             def g(host):
                 raise NotFound(f"Host {host!r} is not trusted.")
+
+            class ServiceError(Exception):
+                detail = "Internal error"
+
+                def __str__(self):
+                    return f"{self.status}: {self.detail}"
+
+            class Forbidden(ServiceError):
+                detail = "You are not allowed to do this"
+
+            def h():
+                raise Forbidden()
             """,
         }
     )
+    # A class attribute a base's text shows is the raised class's own.
+    assert texts(sites, 33) == ["{self.status}: You are not allowed to do this"]
     assert one(sites, 18).template.text == (
         "{self.code} {self.name}: The requested URL was not found on the server."
     )
@@ -1001,6 +1021,11 @@ def test_a_parameter_stands_for_the_class_or_module_its_default_names():
                     raise client_error(key, exc) from exc
                 raise other(key)
 
+            def fail(msg, error_class=ValueError, strict=False):
+                if strict:
+                    error_class = StrictError
+                raise error_class(msg)
+
             class Session:
                 def __del__(self, _warnings=warnings):
                     _warnings.warn(f"Unclosed client session {self!r}", ResourceWarning)
@@ -1013,7 +1038,8 @@ def test_a_parameter_stands_for_the_class_or_module_its_default_names():
         "Cannot connect to host {key} [{self.strerror}]",
     )
     assert one(sites, 16).error_class == "other"  # no default: bound at run time
-    warned = one(sites, 20)
+    assert one(sites, 21).error_class == "error_class"  # set again: not only the default
+    warned = one(sites, 25)
     assert (warned.kind, warned.error_class, warned.template.text) == (
         SiteKind.WARN,
         "ResourceWarning",
@@ -1301,11 +1327,22 @@ def test_an_exception_built_into_a_variable_is_raised_where_the_raise_is():
                 if param:
                     raise bare
                 raise bare
+
+            class MyError(Exception):
+                def __init__(self, name):
+                    super().__init__(f"bad name {name}")
+
+            def twice(x):
+                exc = MyError(x)
+                if x:
+                    raise exc
+                raise exc
             """
         }
     )
-    # Raised twice: a site at each raise, none where it is built.
-    assert [(s.line, s.error_class, s.template.text) for s in sites if s.line >= 30] == [
+    # Raised twice: a site at each raise, none where it is built; the class's text at each.
+    assert texts(sites, 50) == texts(sites, 51) == ["bad name {x}"]
+    assert [(s.line, s.error_class, s.template.text) for s in sites if 30 <= s.line <= 41] == [
         (35, "HTTPException", "Invalid authentication credentials"),
         (37, "HTTPException", "Invalid authentication credentials"),
         (40, "Unauthorized", ""),

@@ -335,14 +335,36 @@ class TemplateBuilder:
                 alternatives = [parts + (_literal(value.value),) for parts in alternatives]
             elif isinstance(value, ast.FormattedValue):
                 texts = self._constant_texts(value)
+                shown = None if texts else self._class_constant(value)
                 pieces = (
                     [(_literal(text),) for text in texts]
                     if texts
+                    else [shown]
+                    if shown
                     else [(_hole(value.value, _fstring_style(value)),)]
                 )
                 alternatives = [a + piece for a in alternatives for piece in pieces]
                 alternatives = alternatives[:MAX_ALTERNATIVES]
         return [Built(parts, "f-string") for parts in alternatives]
+
+    def _class_constant(self, value: ast.FormattedValue) -> tuple[TemplatePart, ...] | None:
+        """A class attribute a class's text shows as it is (``{self.detail}`` in ``__str__``).
+
+        The resolver makes it a reference the link step reads from the raised class, which
+        may set its own (a subclass's ``detail = "You are not allowed to do this"``).
+        """
+        if (
+            type(value.value) is not ast.Attribute
+            or value.conversion not in (-1, ord("s"))
+            or value.format_spec is not None
+            or self._resolve is None
+        ):
+            return None
+        resolved = self._resolve(value.value)
+        if not resolved or len(resolved) != 1 or len(resolved[0].parts) != 1:
+            return None
+        target = part_reference(resolved[0].parts[0])
+        return resolved[0].parts if target is not None and target.get("constant") else None
 
     def _constant_texts(self, value: ast.FormattedValue) -> list[str]:
         """The texts a local name shown as it is holds, when each is a constant, else none.

@@ -78,6 +78,7 @@ import io
 import re
 import tokenize
 import warnings
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -408,6 +409,17 @@ def _defaults(arguments: ast.arguments) -> list[tuple[str, ast.expr]]:
     return found
 
 
+def _enclosing(outer: _Scope) -> dict[str, list[Built]]:
+    """The message variables a function defined in ``outer`` sees of the functions around it.
+
+    A name ``outer`` binds to something other than a message (a parameter, ``msg =
+    getattr(…)``) hides the one of a function further out.
+    """
+    seen = {k: v for k, v in outer.enclosing.items() if k not in outer.bound}
+    seen.update(outer.variables)
+    return seen
+
+
 def _class_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
     """The class each parameter stands for when a call passes none.
 
@@ -419,6 +431,13 @@ def _class_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, s
         chosen = _class_name(default)
         if chosen is not None and _is_class_like(chosen):
             found[name] = chosen
+    assignments = Counter(
+        target.id
+        for child in ast.walk(node)
+        if isinstance(child, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+        for target in (child.targets if isinstance(child, ast.Assign) else [child.target])
+        if isinstance(target, ast.Name)
+    )
     for statement in node.body[:4]:
         if (
             isinstance(statement, ast.If)
@@ -434,7 +453,10 @@ def _class_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, s
             and _is_class_like(chosen)
         ):
             found[test.left.id] = chosen
-    return found
+            assignments[test.left.id] -= 1
+    # A parameter the body sets otherwise (``if strict: error_class = StrictError``) may be
+    # another class.
+    return {name: chosen for name, chosen in found.items() if assignments[name] <= 0}
 
 
 def _with_message(
@@ -1701,7 +1723,7 @@ class _ModuleExtractor:
             cls=cls,
             method=node.name if direct_method else "",
             info=info,
-            enclosing={**outer.enclosing, **outer.variables} if outer.function else {},
+            enclosing=_enclosing(outer) if outer.function else {},
             bound=bound,
             params=frozenset(bound),
         )
@@ -1986,10 +2008,16 @@ class _ModuleExtractor:
                 if start < end:
                     if again:
                         # fastapi's ``raise invalid_user_credentials_exc`` twice: the sites
-                        # the first raise took, at this one too.
-                        copies = self.sites[start:end]
-                        start, end = len(self.sites), len(self.sites) + len(copies)
-                        self.sites.extend(copies)
+                        # the first raise took (and what the link step completes of them),
+                        # at this one too.
+                        offset = len(self.sites) - start
+                        self.pending.extend(
+                            {**entry, "site": entry["site"] + offset}
+                            for entry in list(self.pending)
+                            if start <= entry["site"] < end
+                        )
+                        self.sites.extend(self.sites[start:end])
+                        start, end = start + offset, end + offset
                     self._raised_later((start, end), node)
                 else:
                     raised = ast.copy_location(ast.Raise(exc=call, cause=node.cause), node)
@@ -2153,6 +2181,8 @@ class _ModuleExtractor:
         passes another.
         """
         if isinstance(func, ast.Name) and func.id in self._scope.params:
+            if func.id in self._scope.assigned:
+                return None  # ``if strict: error_class = StrictError``: not the default
             default = self._param_default(func.id)
             return _class_held(default) if default is not None else None
         if not (

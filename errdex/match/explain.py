@@ -12,6 +12,7 @@ template matches, the nearest records come back marked approximate, never as exa
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from bisect import bisect_left
 from collections.abc import Iterable
@@ -35,6 +36,15 @@ from errdex.models import Match, MatchKind
 from errdex.store.base import RecordStore, SearchQuery
 
 NEARBY_LINES = 40
+
+INNERMOST_GAIN = 40.0
+"""What the innermost frame at a record's line gives (4 less inside its statement)."""
+
+OUTER_GAIN = 30.0
+"""What another frame at a record's line gives (4 less inside its statement)."""
+
+INSIDE_STATEMENT = 4.0
+"""What a frame inside a record's statement, not at its first line, gives less."""
 """A frame this close to a record's line in the same file counts as another version of it."""
 
 MAX_CANDIDATES = 5000
@@ -104,6 +114,11 @@ _CLASSLESS = (".go", ".rs")
 ``main`` prints ``Error:`` whatever the error type, so a different pasted class is no
 contradiction."""
 
+_BUILTIN_CLASSES = frozenset(
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
 _LEVELS = frozenset({"CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "EXCEPTION"})
 _ERRNO = re.compile(r"^\[(?:Errno|WinError) -?\d+\] ")
 _FILENAME = re.compile(r": '(?:[^'\\]|\\.)*'(?: -> '(?:[^'\\]|\\.)*')?\Z")
@@ -286,6 +301,15 @@ INTERPRETER_PENALTY = 20.0
 """What a record loses when Python itself raises the pasted message and no frame is at it."""
 
 
+def _innermost_at(candidate: _Candidate) -> bool:
+    """Whether the innermost frame is at the candidate's statement: the error was raised there.
+
+    An outer frame there passed the error on (``raise self._exception`` of an exception
+    raised deeper, in another thread).
+    """
+    return candidate.frame_gain >= INNERMOST_GAIN - INSIDE_STATEMENT
+
+
 def _interpreter_message(error: ParsedError) -> InterpreterMessage | None:
     """The interpreter's message an error shows: only with a built-in class, or none."""
     qualified = error.qualified_class
@@ -302,15 +326,16 @@ def _not_the_interpreter(
     """Make no exact match of a record that produces a message Python itself raises.
 
     ``AttributeError: 'NoneType' object has no attribute 'foo'`` fits pytest's
-    ``{target} has no attribute {name}``, but the interpreter raised it: only a frame at a
-    record's line says the record raised it (torch's ``__getattr__`` raises the same text).
+    ``{target} has no attribute {name}``, but the interpreter raised it: only the innermost
+    frame at a record's line says the record raised it (torch's ``__getattr__`` raises the
+    same text).
     """
     note = (
         f"Python itself raises this message ({interpreter.template.replace('{}', '…')}),"
         " and no frame points at this record's line"
     )
     for candidate in candidates.values():
-        if candidate.error == primary and candidate.frame_gain < 30.0:
+        if candidate.error == primary and not _innermost_at(candidate):
             if candidate.exact:
                 candidate.exact = False
                 candidate.evidence.append(note)
@@ -607,6 +632,8 @@ class Explainer:
         ``NonHttpUrlClientError: ftp://…``: aiohttp raises that class at one place, and its
         template (the URL) is all hole; a class raised at many places says little.
         """
+        if error.level is not None or error.error_class in _BUILTIN_CLASSES:
+            return  # a log level, or a class Python and every library raise
         records = self.index.records_of_class(str(error.error_class))
         if not records or len(records) > CLASS_SITES:
             return
@@ -829,7 +856,9 @@ class Explainer:
         if line is not None and start <= line <= end:
             # The statement's first line beats a line inside it (another version's statement
             # may span the same line).
-            gain = (40.0 if innermost else 30.0) - (0.0 if line == start else 4.0)
+            gain = (INNERMOST_GAIN if innermost else OUTER_GAIN) - (
+                0.0 if line == start else INSIDE_STATEMENT
+            )
             note = f"a frame points at the record's line ({index.path(record)}:{line})"
         elif line is not None and abs(line - start) <= NEARBY_LINES:
             gain = 15.0 - abs(line - start) / NEARBY_LINES * 5
@@ -926,11 +955,12 @@ class Explainer:
             score += 8.0
             evidence.append(f"the class is qualified with the record's package ({package})")
         candidate.score = score
-        # A template that matches almost anything is evidence only with a frame at its line.
+        # A template that matches almost anything is evidence only with the innermost frame
+        # at its line.
         candidate.exact = (
             candidate.captures is not None
             and not contradiction
-            and (not weak or candidate.frame_gain >= 30.0)
+            and (not weak or _innermost_at(candidate))
         )
         if key is not None:
             plain[key] = candidate

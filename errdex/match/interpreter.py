@@ -12,6 +12,7 @@ literal (:func:`errdex.match.compile.match_literals`): linear whatever the paste
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 
@@ -374,6 +375,8 @@ _MESSAGES += tuple(
     for reason in _OS_REASONS
 )
 
+_SUGGESTION = re.compile(r"\.? Did you (?:mean|forget to import)\b[^\n]*\Z")
+
 _SUBCLASSES = {
     **dict.fromkeys(
         (
@@ -447,7 +450,9 @@ def interpreter_message(error_class: str | None, message: str) -> InterpreterMes
         The message, or None when the interpreter does not raise it.
     """
     table = _table()
-    text = message.strip()
+    # The first paragraph (a user's words may follow), without the suggestion Python 3.10+
+    # adds to some (". Did you mean: 'food'?").
+    text = _SUGGESTION.sub("", message.strip().split("\n\n", 1)[0]).strip()
     classes = (error_class, _SUBCLASSES.get(error_class or "", ""))
     if not text:
         return table.empty.get(error_class or "")

@@ -1305,8 +1305,15 @@ def _read_pytest(scan: Scan, start: int, floor: int) -> Block | None:
         return None
     # A failure pytest shows without a traceback (``fail(msg, pytrace=False)``: a fixture's
     # ScopeMismatch) leaves only locations: the summary line tells its class and message.
-    errors = [e for e in reader.out if e.error_class or e.message] or reader.summary
-    return Block(start, end, "pytest", errors)
+    errors = [e for e in reader.out if e.error_class or e.message]
+    if len(errors) < len(reader.out):
+        shown = [e.message for e in errors]
+        errors += [
+            summary
+            for summary in reader.summary
+            if not any(m.startswith(summary.message.removesuffix("...")) for m in shown)
+        ]
+    return Block(start, end, "pytest", errors or reader.summary)
 
 
 # -- IPython / Jupyter -----------------------------------------------------------------------
