@@ -933,6 +933,11 @@ def test_a_message_python_itself_raises_is_no_exact_match_without_a_frame(cli, t
     # A library's own message, or its own class, is not the interpreter's.
     answer = json.loads(cli("explain", "pkg.Missing: [Errno 2] No such file", "--json").output)
     assert answer["interpreter"] is None
+    library = "requests.exceptions.JSONDecodeError: Expecting value: line 1 column 1 (char 0)"
+    assert json.loads(cli("explain", library, "--json").output)["interpreter"] is None
+    stdlib = library.replace("requests.exceptions.", "json.decoder.")
+    said = json.loads(cli("explain", stdlib, "--json").output)["interpreter"]
+    assert said.startswith("Python's json module raises this JSONDecodeError:")
 
 
 @pytest.mark.parametrize(
@@ -950,6 +955,9 @@ def test_a_message_python_itself_raises_is_no_exact_match_without_a_frame(cli, t
         ("NameError", "name 'sys' is not defined. Did you forget to import 'sys'?", None),
         ("AttributeError", "'Foo' object has no attribute 'bat'. Did you mean: 'bar'?", None),
         ("AttributeError", "'NoneType' object has no attribute 'x'\n\nAny idea why?", None),
+        # The standard library's own, said as such.
+        ("JSONDecodeError", "Expecting value: line 1 column 1 (char 0)", None),
+        ("TypeError", "Object of type datetime is not JSON serializable", None),
     ],
 )
 def test_the_interpreters_messages(error_class, message, template):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import sys
 from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -314,7 +315,9 @@ def _interpreter_message(error: ParsedError) -> InterpreterMessage | None:
     """The interpreter's message an error shows: only with a built-in class, or none."""
     qualified = error.qualified_class
     if error.level is not None or (
-        qualified is not None and "." in qualified and not qualified.startswith("builtins.")
+        qualified is not None
+        and "." in qualified
+        and qualified.split(".", 1)[0] not in sys.stdlib_module_names
     ):
         return None  # a library's own class (``requests.exceptions.ConnectionError``)
     return interpreter_message(error.error_class, error.message)

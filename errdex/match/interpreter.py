@@ -29,15 +29,18 @@ class InterpreterMessage:
         error_class: The class it is raised with (its subclasses count too).
         template: The message, ``{}`` for each hole.
         meaning: What it says happened, in a sentence.
+        module: The standard library module that raises it, or empty for the interpreter.
     """
 
     error_class: str
     template: str
     meaning: str
+    module: str = ""
 
     def describe(self, error_class: str | None = None) -> str:
         """Say that Python raised it (as ``error_class``, a subclass), and what happened."""
-        return f"Python itself raises this {error_class or self.error_class}: {self.meaning}."
+        who = f"Python's {self.module} module" if self.module else "Python itself"
+        return f"{who} raises this {error_class or self.error_class}: {self.meaning}."
 
 
 _MESSAGES: tuple[tuple[str, str, str], ...] = (
@@ -375,6 +378,143 @@ _MESSAGES += tuple(
     for reason in _OS_REASONS
 )
 
+_LIBRARY: tuple[tuple[str, str, str, str], ...] = (
+    # module, class, template, meaning: the standard library's messages users meet most
+    (
+        "json",
+        "JSONDecodeError",
+        "Expecting value: line {} column {} (char {})",
+        "the text given to json.loads is not JSON (often an empty body or an HTML error page)",
+    ),
+    (
+        "json",
+        "JSONDecodeError",
+        "Extra data: line {} column {} (char {})",
+        "the text holds more than one JSON value (JSON Lines read as one document?)",
+    ),
+    (
+        "json",
+        "JSONDecodeError",
+        "Expecting property name enclosed in double quotes: line {} column {} (char {})",
+        "the text is not strict JSON (single quotes or a trailing comma)",
+    ),
+    (
+        "json",
+        "JSONDecodeError",
+        "Unterminated string starting at: line {} column {} (char {})",
+        "the text ends inside a string (cut short?)",
+    ),
+    (
+        "json",
+        "JSONDecodeError",
+        "Expecting '{}' delimiter: line {} column {} (char {})",
+        "the text is not valid JSON at that place",
+    ),
+    (
+        "json",
+        "TypeError",
+        "Object of type {} is not JSON serializable",
+        "json.dumps was given a value it cannot write (a datetime, a set, an object):"
+        " convert it or pass default=",
+    ),
+    (
+        "datetime",
+        "ValueError",
+        "time data {} does not match format {}",
+        "strptime was given text in another format than the one it was told",
+    ),
+    (
+        "datetime",
+        "ValueError",
+        "unconverted data remains: {}",
+        "strptime's format does not cover the whole text",
+    ),
+    (
+        "datetime",
+        "TypeError",
+        "can't compare offset-naive and offset-aware datetimes",
+        "a datetime with a time zone was compared with one without",
+    ),
+    (
+        "datetime",
+        "TypeError",
+        "can't subtract offset-naive and offset-aware datetimes",
+        "a datetime with a time zone was subtracted from one without",
+    ),
+    (
+        "asyncio",
+        "RuntimeError",
+        "asyncio.run() cannot be called from a running event loop",
+        "asyncio.run was called where a loop already runs"
+        " (in Jupyter: await the coroutine instead)",
+    ),
+    (
+        "asyncio",
+        "RuntimeError",
+        "This event loop is already running",
+        "a running event loop was asked to run again (in Jupyter: await instead)",
+    ),
+    (
+        "asyncio",
+        "RuntimeError",
+        "Event loop is closed",
+        "a closed event loop was used (often at exit, by an object cleaned up late)",
+    ),
+    (
+        "asyncio",
+        "RuntimeError",
+        "no running event loop",
+        "an async API was used outside a running event loop",
+    ),
+    (
+        "asyncio",
+        "RuntimeError",
+        "There is no current event loop in thread {}.",
+        "an async API was used in a thread without an event loop",
+    ),
+    (
+        "asyncio",
+        "RuntimeWarning",
+        "coroutine {} was never awaited",
+        "an async function was called without await, so it never ran",
+    ),
+    (
+        "subprocess",
+        "CalledProcessError",
+        "Command {} returned non-zero exit status {}.",
+        "the command that was run failed; its own output says why",
+    ),
+    (
+        "codecs",
+        "UnicodeDecodeError",
+        "{} codec can't decode byte {} in position {}: {}",
+        "bytes were decoded with the wrong encoding (open the file with encoding=...)",
+    ),
+    (
+        "codecs",
+        "UnicodeEncodeError",
+        "{} codec can't encode character{} in position {}: {}",
+        "text was written with an encoding that cannot show it (set encoding='utf-8')",
+    ),
+    (
+        "pickle",
+        "TypeError",
+        "cannot pickle {} object",
+        "a value that cannot be pickled was sent to another process or saved",
+    ),
+    (
+        "concurrent.futures",
+        "RuntimeError",
+        "cannot schedule new futures after {}shutdown",
+        "work was submitted to an executor that was shut down",
+    ),
+)
+
+_MESSAGES += tuple(
+    (error_class, template, meaning) for _, error_class, template, meaning in _LIBRARY
+)
+_MODULES = {(error_class, template): module for module, error_class, template, _ in _LIBRARY}
+
 _SUGGESTION = re.compile(r"\.? Did you (?:mean|forget to import)\b[^\n]*\Z")
 
 _SUBCLASSES = {
@@ -405,6 +545,8 @@ _SUBCLASSES = {
     "IndentationError": "SyntaxError",
     "TabError": "SyntaxError",
     "RecursionError": "RuntimeError",
+    "SSLError": "OSError",
+    "gaierror": "OSError",
 }
 
 
@@ -425,7 +567,8 @@ def _table() -> _Table:
     empty: dict[str, InterpreterMessage] = {}
     keys: dict[str, list[int]] = {}
     for error_class, template, meaning in _MESSAGES:
-        entry = InterpreterMessage(error_class, template, meaning)
+        module = _MODULES.get((error_class, template), "")
+        entry = InterpreterMessage(error_class, template, meaning, module)
         literals = tuple(template.split("{}"))
         if not template:
             empty[error_class] = entry
