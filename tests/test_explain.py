@@ -1011,3 +1011,41 @@ def test_a_site_that_raises_an_object_is_exact_only_at_the_innermost_frame(cli, 
     )
     best = raised["matches"][0]
     assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 3)
+
+
+def test_the_site_of_the_error_pasted_last_outranks_one_of_its_cause_showing_its_text(
+    cli, tmp_path
+):
+    # requests' ``raise ConnectionError(e)`` shows urllib3's MaxRetryError text, raised at
+    # the earlier error's innermost frame: the pasted error was raised in the adapter.
+    files = {
+        "pkg/retry.py": (
+            "def increment(pool, url):\n"
+            '    raise MaxRetryError(f"{pool}: Max retries exceeded with url: {url}")\n'
+        ),
+        "pkg/adapters.py": (
+            "def send(request):\n"
+            "    try:\n"
+            "        pass\n"
+            "    except MaxRetryError as e:\n"
+            "        raise ConnectionError(e, request=request)\n"
+        ),
+    }
+    src = mined(cli, tmp_path, files)
+    text = "HTTPConnectionPool(host='x', port=9): Max retries exceeded with url: /api"
+    traceback = (
+        "Traceback (most recent call last):\n"
+        f'  File "{src / "pkg" / "retry.py"}", line 2, in increment\n'
+        '    raise MaxRetryError(f"{pool}: Max retries exceeded with url: {url}")\n'
+        f"pkg.retry.MaxRetryError: {text}\n\n"
+        "During handling of the above exception, another exception occurred:\n\n"
+        "Traceback (most recent call last):\n"
+        f'  File "{src / "pkg" / "adapters.py"}", line 5, in send\n'
+        "    raise ConnectionError(e, request=request)\n"
+        f"requests.exceptions.ConnectionError: {text}\n"
+    )
+    matches = json.loads(cli("explain", traceback, "--json").output)["matches"]
+    assert [(m["record"]["filePath"], m["kind"]) for m in matches[:2]] == [
+        ("pkg/adapters.py", "exact"),
+        ("pkg/retry.py", "exact"),
+    ]

@@ -420,27 +420,27 @@ def _enclosing(outer: _Scope) -> dict[str, list[Built]]:
     return seen
 
 
-def _class_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
+def _class_defaults(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, defaults: list[tuple[str, ast.expr]]
+) -> dict[str, str]:
     """The class each parameter stands for when a call passes none.
 
     Its default (``category=DeprecationWarning``), or the class the body puts in place of
     ``None`` first thing (``if category is None: category = SAWarning``).
+
+    Args:
+        node: The function.
+        defaults: Its parameters with a default (:func:`_defaults`).
     """
     found: dict[str, str] = {}
-    for name, default in _defaults(node.args):
+    for name, default in defaults:
         chosen = _class_name(default)
         if chosen is not None and _is_class_like(chosen):
             found[name] = chosen
-    assignments = Counter(
-        target.id
-        for child in ast.walk(node)
-        if isinstance(child, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-        for target in (child.targets if isinstance(child, ast.Assign) else [child.target])
-        if isinstance(target, ast.Name)
-    )
+    replaced: set[str] = set()
     for statement in node.body[:4]:
         if (
-            isinstance(statement, ast.If)
+            type(statement) is ast.If
             and isinstance(test := statement.test, ast.Compare)
             and isinstance(test.left, ast.Name)
             and isinstance(test.ops[0], ast.Is)
@@ -453,10 +453,23 @@ def _class_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, s
             and _is_class_like(chosen)
         ):
             found[test.left.id] = chosen
-            assignments[test.left.id] -= 1
+            replaced.add(test.left.id)
+    if not found:
+        return found  # most functions: no walk of the body
     # A parameter the body sets otherwise (``if strict: error_class = StrictError``) may be
     # another class.
-    return {name: chosen for name, chosen in found.items() if assignments[name] <= 0}
+    assignments = Counter(
+        target.id
+        for child in ast.walk(node)
+        if isinstance(child, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+        for target in (child.targets if isinstance(child, ast.Assign) else [child.target])
+        if isinstance(target, ast.Name) and target.id in found
+    )
+    return {
+        name: chosen
+        for name, chosen in found.items()
+        if assignments[name] <= (1 if name in replaced else 0)
+    }
 
 
 def _with_message(
@@ -1692,7 +1705,8 @@ class _ModuleExtractor:
                 (_dotted(d) or "").rpartition(".")[2] in _PROPERTIES for d in node.decorator_list
             ),
         )
-        for name, default in _defaults(arguments):
+        defaults = _defaults(arguments)
+        for name, default in defaults:
             if isinstance(default, ast.Constant) and isinstance(default.value, str):
                 info.defaults[name] = [
                     Built(
@@ -1705,7 +1719,7 @@ class _ModuleExtractor:
                 number = _int_constant(default)
                 if number is not None:
                     info.ints[name] = number
-        info.classes = _class_defaults(node)
+        info.classes = _class_defaults(node, defaults)
         info.helper_param = next((p for p in info.params if p in HELPER_PARAMETERS), None)
         self.functions[qualname] = info
         cls = outer.cls

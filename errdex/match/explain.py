@@ -564,7 +564,7 @@ class Explainer:
                         note = "" if captures is None else _FIRST_LINE_NOTE
                     candidate = _Candidate(record, number, captures, line_note=note)
                     candidates[record] = candidate
-                self._frame_evidence(candidate, frame.line, innermost)
+                self._frame_evidence(candidate, frame.line, innermost, number)
         if error.logger:
             module = error.logger.replace(".", "/")
             for path in (f"{module}.py", f"{module}/__init__.py"):
@@ -851,8 +851,16 @@ class Explainer:
                 return captures
         return None
 
-    def _frame_evidence(self, candidate: _Candidate, line: int | None, innermost: bool) -> None:
-        """Keep the strongest frame evidence a candidate has."""
+    def _frame_evidence(
+        self, candidate: _Candidate, line: int | None, innermost: bool, error: int
+    ) -> None:
+        """Keep the strongest frame evidence a candidate has.
+
+        A frame of another error of the chain than the one whose message the record
+        produces counts half: requests' ``ConnectionError(e)`` shows urllib3's
+        ``MaxRetryError`` text, and urllib3's site, at the earlier error's innermost frame,
+        is where that error was raised, not the one pasted last.
+        """
         index = self.index
         record = candidate.record
         start, end = index.line(record), index.end_line(record)
@@ -871,6 +879,9 @@ class Explainer:
             )
         else:
             gain, note = 5.0, "a frame is in the record's file"
+        if candidate.captures is not None and error != candidate.error:
+            gain /= 2
+            note = f"{note}, in the traceback of another error of the chain"
         if gain > candidate.frame_gain:
             candidate.frame_gain, candidate.frame_note = gain, note
 
