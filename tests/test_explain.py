@@ -1049,3 +1049,16 @@ def test_the_site_of_the_error_pasted_last_outranks_one_of_its_cause_showing_its
         ("pkg/adapters.py", "exact"),
         ("pkg/retry.py", "exact"),
     ]
+
+
+def test_a_key_error_is_said_to_be_a_lookup_unless_a_site_raises_its_message(cli, tmp_path):
+    body = 'def get(name):\n    raise KeyError(f"no session named {name}")\n'
+    mined(cli, tmp_path, {"pkg/sessions.py": body})
+    lookup = json.loads(cli("explain", "KeyError: 'username'", "--json").output)
+    assert lookup["interpreter"].startswith("Python itself raises this KeyError: a dict")
+    raised = json.loads(cli("explain", "KeyError: 'no session named x'", "--json").output)
+    assert raised["interpreter"] is None
+    assert (raised["matches"][0]["kind"], raised["matches"][0]["record"]["lineNumber"]) == (
+        "exact",
+        2,
+    )

@@ -494,7 +494,7 @@ class Explainer:
         if errors and (len(errors) > 1 or errors[0].frames):
             self._off_the_traceback(parsed, candidates)
         interpreter = _interpreter_message(errors[primary]) if errors else None
-        if interpreter is not None:
+        if interpreter is not None and not interpreter.general:
             _not_the_interpreter(candidates, primary, interpreter)
         rowids = self.index.rowids
         ranked = sorted(candidates.values(), key=lambda c: (-c.score, rowids[c.record]))
@@ -509,7 +509,9 @@ class Explainer:
             ambiguous=ambiguous,
             total=len(exact) if exact else len(chosen),
             interpreter=(
-                interpreter.describe(errors[primary].error_class) if interpreter else None
+                interpreter.describe(errors[primary].error_class)
+                if interpreter and not (interpreter.general and exact)
+                else None
             ),
         )
 

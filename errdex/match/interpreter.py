@@ -37,6 +37,11 @@ class InterpreterMessage:
     meaning: str
     module: str = ""
 
+    @property
+    def general(self) -> bool:
+        """Whether the message is all hole (``KeyError: 'x'``): said, not held against records."""
+        return bool(self.template) and not self.template.replace("{}", "")
+
     def describe(self, error_class: str | None = None) -> str:
         """Say that Python raised it (as ``error_class``, a subclass), and what happened."""
         who = f"Python's {self.module} module" if self.module else "Python itself"
@@ -335,6 +340,12 @@ _MESSAGES: tuple[tuple[str, str, str], ...] = (
     ("OverflowError", "math range error", "a math function's result is too large for a float"),
     ("KeyError", "'popitem(): dictionary is empty'", "popitem() was called on an empty dict"),
     ("StopIteration", "", "next() was called on an exhausted iterator"),
+    (
+        "KeyError",
+        "{}",
+        "a dict (or another mapping) was looked up with a key it does not hold;"
+        " the key is the message",
+    ),
     ("SyntaxError", "invalid syntax{}", "the code does not parse"),
     ("IndentationError", "unexpected indent", "a line is indented where no block starts"),
     ("IndentationError", "expected an indented block{}", "a block has no indented body"),
@@ -558,6 +569,8 @@ class _Table:
     entries: tuple[tuple[tuple[str, ...], InterpreterMessage], ...]
     empty: dict[str, InterpreterMessage]
     """The messages with no text at all (``StopIteration``), by class."""
+    general: dict[str, InterpreterMessage]
+    """The messages that are all hole (``KeyError``'s key), by class."""
 
 
 @cache
@@ -565,6 +578,7 @@ def _table() -> _Table:
     automaton = ahocorasick.Automaton()
     entries: list[tuple[tuple[str, ...], InterpreterMessage]] = []
     empty: dict[str, InterpreterMessage] = {}
+    general: dict[str, InterpreterMessage] = {}
     keys: dict[str, list[int]] = {}
     for error_class, template, meaning in _MESSAGES:
         module = _MODULES.get((error_class, template), "")
@@ -573,12 +587,15 @@ def _table() -> _Table:
         if not template:
             empty[error_class] = entry
             continue
+        if entry.general:
+            general[error_class] = entry
+            continue
         keys.setdefault(max(literals, key=len), []).append(len(entries))
         entries.append((literals, entry))
     for key, numbers in keys.items():
         automaton.add_word(key, tuple(numbers))
     automaton.make_automaton()
-    return _Table(automaton, tuple(entries), empty)
+    return _Table(automaton, tuple(entries), empty, general)
 
 
 def interpreter_message(error_class: str | None, message: str) -> InterpreterMessage | None:
@@ -607,4 +624,4 @@ def interpreter_message(error_class: str | None, message: str) -> InterpreterMes
                 literals, text
             ) is not None:
                 return entry
-    return None
+    return table.general.get(error_class or "")
