@@ -1062,11 +1062,13 @@ def test_a_str_that_formats_the_message_with_the_other_arguments():
             def parse(timestr):
                 raise ParserError("Unknown string format: %s", timestr)
                 raise ParserError("No date in it")
+                raise ParserError("%s is not in %s", timestr, "the calendar")
             """
         }
     )
     assert texts(sites, 9) == ["Unknown string format: {timestr}"]
     assert texts(sites, 10) == ["No date in it"]
+    assert texts(sites, 11) == ["{timestr} is not in the calendar"]  # a text stays text
 
 
 def test_a_class_text_that_decorates_the_message_the_raise_gives():

@@ -3515,6 +3515,10 @@ def _caller_name(facts: CodeFacts | None) -> str | None:
     return name
 
 
+_Given = tuple[int, tuple[TemplatePart, ...], tuple[tuple[TemplatePart, ...], ...]]
+"""What a raise gives an exception: how many arguments, the first, the others."""
+
+
 def _passed_class(
     error_class: str,
     values: Mapping[str, Sequence[TemplatePart]],
@@ -3612,7 +3616,7 @@ class _Linker:
         """The class of the code that calls the factory whose texts are being resolved."""
         self._call_values: Mapping[str, Sequence[TemplatePart]] | None = None
         """The arguments of the factory call whose texts are being resolved, by parameter."""
-        self._given: tuple[int, tuple[TemplatePart, ...], tuple[str, ...]] | None = None
+        self._given: _Given | None = None
         """The message the raise gives the class whose text is being bound (``self.args[0]``)."""
 
     # -- lookups ---------------------------------------------------------------------------
@@ -4063,12 +4067,10 @@ class _Linker:
         builds = self._class(module, qualname).get("builds")
         return self._texts(module, builds, "class-template") if builds else None
 
-    def _given_message(
-        self, module: str, qualname: str, call: Mapping[str, Any]
-    ) -> tuple[int, tuple[TemplatePart, ...], tuple[str, ...]] | None:
+    def _given_message(self, module: str, qualname: str, call: Mapping[str, Any]) -> _Given | None:
         """What a raise gives the exception: (how many arguments, the first, the others).
 
-        The others as their texts; None when what it gives cannot be told.
+        None when what it gives cannot be told.
 
         Unknown when an ``__init__`` of the class or its bases builds a message of its own
         (``super().__init__(f"E{code}: {msg}")``: what the raise gives is not what reaches
@@ -4092,8 +4094,7 @@ class _Linker:
                     return None
                 return 1, built[0].parts, ()
         given = [self.expand(module, _load_parts(argument))[0].parts for argument in args]
-        others = tuple("".join(p.text for p in parts) for parts in given[1:])
-        return len(args), (given[0] if given else ()), others
+        return len(args), (given[0] if given else ()), tuple(given[1:])
 
     def _given_text(self, module: str, target: Mapping[str, Any], depth: int) -> list[_Text] | None:
         """Resolve a reference to the message the raised exception was given."""
@@ -4110,10 +4111,18 @@ class _Linker:
                     return None  # a __str__ whose text is not known (``return self.reason``)
         count, first, others = self._given
         if target.get("percent"):
-            # ``self.args[0] % self.args[1:]``: formatted when there are arguments to format.
-            return [
-                _Text(apply_percent_values(first, {"items": list(others)}) if others else first)
-            ]
+            # ``self.args[0] % self.args[1:]``: formatted when there are arguments to format,
+            # a hole for each, named after it (its text, when it is text).
+            if not others:
+                return [_Text(first)]
+            names = ["".join(p.text for p in parts) for parts in others]
+            texts = {
+                n: parts
+                for n, parts in zip(names, others, strict=True)
+                if not any(p.hole for p in parts)
+            }
+            formatted = apply_percent_values(first, {"items": names})
+            return [_Text(bind_holes(formatted, texts) if texts else formatted)]
         if count == 1 or (count > 1 and target.get("index")):
             return [_Text(first)]
         if count == 0 and not target.get("index"):
