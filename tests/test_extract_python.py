@@ -1071,6 +1071,43 @@ def test_a_str_that_formats_the_message_with_the_other_arguments():
     assert texts(sites, 11) == ["{timestr} is not in the calendar"]  # a text stays text
 
 
+def test_the_text_a_cli_shows_through_format_message_is_a_record_too():
+    # click prints ``Error: {e.format_message()}``; a traceback shows ``str(e)``.
+    sites = mine(
+        {
+            "exceptions.py": """\
+            class ClickException(Exception):
+                def __init__(self, message):
+                    super().__init__(message)
+                    self.message = message
+
+                def format_message(self):
+                    return self.message
+
+            class BadParameter(ClickException):
+                def __init__(self, message, param_hint=None):
+                    super().__init__(message)
+                    self.param_hint = param_hint
+
+                def format_message(self):
+                    if self.param_hint is None:
+                        return _("Invalid value: {message}").format(message=self.message)
+                    return f"Invalid value for {self.param_hint}: {self.message}"
+
+            def convert(value):
+                raise BadParameter(f"{value!r} is not a valid integer.")
+                raise ClickException("plain")
+            """
+        }
+    )
+    assert texts(sites, 20) == [
+        "Invalid value for {self.param_hint}: {value} is not a valid integer.",
+        "Invalid value: {value} is not a valid integer.",
+        "{value} is not a valid integer.",
+    ]
+    assert texts(sites, 21) == ["plain"]  # its format_message shows just the message
+
+
 def test_a_class_text_that_decorates_the_message_the_raise_gives():
     sites = mine(
         {

@@ -183,7 +183,8 @@ EXPECTED = [
         398,
         "raise",
         "NoSuchOption",
-        ["No such option: {opt}"],
+        # What ``str(e)`` shows, and what click prints (``format_message``) with a suggestion.
+        ["No such option: {opt}", "No such option: {opt} {suggest}"],
         "class-template",
         {"i18n": True, "defined_at": Location(path="click/exceptions.py", line=214)},
     ),

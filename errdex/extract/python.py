@@ -765,6 +765,8 @@ class _ClassInfo:
     params: list[str] = field(default_factory=list)
     defaults: dict[str, list[Built]] = field(default_factory=dict)
     str_text: list[Built] = field(default_factory=list)
+    shown_text: list[Built] = field(default_factory=list)
+    """What its ``format_message`` returns: the text a CLI shows (click's ``Error: …``)."""
     init_text: list[Built] = field(default_factory=list)
     default_text: tuple[str, list[Built]] | None = None
     status: int | None = None
@@ -796,6 +798,9 @@ class _ClassInfo:
             data["builds"] = _export_list(self.init_text)
         if self.str_text:
             data["str"] = True  # it defines __str__ (with text or not)
+        shown = [b for b in self.shown_text if _literal_length(b.parts)]
+        if shown:
+            data["shown"] = _export_list(shown)
         return data
 
     def _text(self) -> dict[str, Any] | None:
@@ -2247,6 +2252,13 @@ class _ModuleExtractor:
         scope = self._scope
         value = statement.value
         if scope.function is None or value is None:
+            return
+        if scope.method == "format_message" and scope.cls is not None:
+            if len(scope.cls.shown_text) < 8:
+                scope.cls.shown_text.extend(
+                    Built(b.parts, b.form, b.i18n, Location(path=self.path, line=statement.lineno))
+                    for b in self.builder.build(value)
+                )
             return
         if scope.method == "__str__" and scope.cls is not None:
             # Every return is an alternative; the class text is used only if one has text.
@@ -4414,6 +4426,42 @@ class _Linker:
             return inner, str(forwards["param"]), bind_holes(parts, values), error_class, last
         return None
 
+    def shown_texts(self, site: RaiseSite) -> list[RaiseSite]:
+        """A site, and one more per text its class shows a user through ``format_message``.
+
+        click prints ``Error: {e.format_message()}``: ``BadParameter`` shows ``Invalid
+        value for {param_hint}: {self.message}``, the message the site raises inside it.
+        A traceback shows ``str(e)``, the site's own text; both are records.
+        """
+        if site.kind not in (SiteKind.RAISE, SiteKind.HTTP) or site.template.is_opaque:
+            return [site]
+        module = self.module_of.get(site.path)
+        cls = self.find_class(module, site.error_class) if module is not None else None
+        if cls is None:
+            return [site]
+        for owner, name in self.mro(*cls):
+            shown = self._class(owner, name).get("shown")
+            if shown:
+                break
+        else:
+            return [site]
+        found = [site]
+        for template in shown:
+            parts = _load_parts(template["parts"])
+            holes = [p.text for p in parts if p.hole and _carries_message(p.text)]
+            if len(holes) != 1:
+                continue  # the message is not in it, or not once
+            bound = bind_holes(parts, {holes[0]: site.template.parts})
+            found.append(
+                site.model_copy(
+                    update={
+                        "template": MessageTemplate(parts=merge_parts(bound)),
+                        "form": "class-template",
+                    }
+                )
+            )
+        return found
+
     def _result_of(self, module: str) -> FileResult | None:
         return self.by_path.get(self.modules[module].path)
 
@@ -4451,6 +4499,7 @@ class _Linker:
             sites.extend(item for _, _, item in ordered)
         raised = {name for site in sites for name in (site.error_class, self._real_class(site))}
         sites.extend(self.class_texts(raised))
+        sites = [shown for site in sites for shown in self.shown_texts(site)]
         # Facts first, while the class's name is the one the file resolves.
         return [self.unaliased(site) for site in self.complete_facts(sites)]
 
