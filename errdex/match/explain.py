@@ -12,7 +12,6 @@ template matches, the nearest records come back marked approximate, never as exa
 from __future__ import annotations
 
 import ast
-import builtins
 import re
 import sys
 from bisect import bisect_left
@@ -32,7 +31,15 @@ from errdex.match.index import (
     save_index,
 )
 from errdex.match.interpreter import InterpreterMessage, interpreter_message
-from errdex.match.parse import Frame, ParsedError, ParsedInput, parse, quick_init, repr_message
+from errdex.match.parse import (
+    BUILTIN_EXCEPTIONS,
+    Frame,
+    ParsedError,
+    ParsedInput,
+    parse,
+    quick_init,
+    repr_message,
+)
 from errdex.models import Match, MatchKind
 from errdex.store.base import RecordStore, SearchQuery
 
@@ -115,11 +122,6 @@ _CLASSLESS = (".go", ".rs")
 ``main`` prints ``Error:`` whatever the error type, so a different pasted class is no
 contradiction."""
 
-_BUILTIN_CLASSES = frozenset(
-    name
-    for name, value in vars(builtins).items()
-    if isinstance(value, type) and issubclass(value, BaseException)
-)
 _LEVELS = frozenset({"CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "EXCEPTION"})
 _ERRNO = re.compile(r"^\[(?:Errno|WinError) -?\d+\] ")
 _FILENAME = re.compile(r": '(?:[^'\\]|\\.)*'(?: -> '(?:[^'\\]|\\.)*')?\Z")
@@ -637,7 +639,7 @@ class Explainer:
         ``NonHttpUrlClientError: ftp://…``: aiohttp raises that class at one place, and its
         template (the URL) is all hole; a class raised at many places says little.
         """
-        if error.level is not None or error.error_class in _BUILTIN_CLASSES:
+        if error.level is not None or error.error_class in BUILTIN_EXCEPTIONS:
             return  # a log level, or a class Python and every library raise
         records = self.index.records_of_class(str(error.error_class))
         if not records or len(records) > CLASS_SITES:

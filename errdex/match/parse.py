@@ -420,11 +420,13 @@ _BREAK = re.compile(
 )
 _DEF = re.compile(r"[> \t]*(?:async[ \t]+)?def[ \t]+(?P<name>\w+)[ \t]*[(\[]")
 
-_BUILTIN_EXCEPTIONS = frozenset(
+BUILTIN_EXCEPTIONS = frozenset(
     name
     for name, value in vars(builtins).items()
     if isinstance(value, type) and issubclass(value, BaseException)
 )
+"""The names of Python's own exception classes."""
+
 _CLASS_SUFFIXES = (
     "Error",
     "Exception",
@@ -507,7 +509,7 @@ def _looks_like_class(name: str) -> bool:
     last = name.rsplit(".", 1)[-1]
     if not last or last.isupper():
         return False
-    if last in _BUILTIN_EXCEPTIONS:
+    if last in BUILTIN_EXCEPTIONS:
         return True
     if last[0].isupper() and last.endswith(_CLASS_SUFFIXES):
         return True
