@@ -134,9 +134,7 @@ def test_identical_templates_are_reported_as_ambiguous_until_a_frame_decides(cli
 
 def explain_mined(cli, tmp_path, path: str, body: str, paste: str) -> tuple[int, dict]:
     """Mine one file, then explain a paste naming it as ``{path}``: (exit code, answer)."""
-    src = tmp_path / "proj"
-    make_repo(src, {path: body})
-    cli("mine", str(src))
+    src = mined(cli, tmp_path, {path: body})
     result = cli("explain", textwrap.dedent(paste).format(path=src / path), "--json")
     return result.exit_code, json.loads(result.output)
 
