@@ -521,10 +521,10 @@ _LIBRARY: tuple[tuple[str, str, str, str], ...] = (
     ),
 )
 
-_MESSAGES += tuple(
-    (error_class, template, meaning) for _, error_class, template, meaning in _LIBRARY
-)
-_MODULES = {(error_class, template): module for module, error_class, template, _ in _LIBRARY}
+_ENTRIES = [InterpreterMessage(*message) for message in _MESSAGES] + [
+    InterpreterMessage(error_class, template, meaning, module)
+    for module, error_class, template, meaning in _LIBRARY
+]
 
 _SUGGESTION = re.compile(r"\.? Did you (?:mean|forget to import)\b[^\n]*\Z")
 
@@ -580,15 +580,13 @@ def _table() -> _Table:
     empty: dict[str, InterpreterMessage] = {}
     general: dict[str, InterpreterMessage] = {}
     keys: dict[str, list[int]] = {}
-    for error_class, template, meaning in _MESSAGES:
-        module = _MODULES.get((error_class, template), "")
-        entry = InterpreterMessage(error_class, template, meaning, module)
-        literals = tuple(template.split("{}"))
-        if not template:
-            empty[error_class] = entry
+    for entry in _ENTRIES:
+        literals = tuple(entry.template.split("{}"))
+        if not entry.template:
+            empty[entry.error_class] = entry
             continue
         if entry.general:
-            general[error_class] = entry
+            general[entry.error_class] = entry
             continue
         keys.setdefault(max(literals, key=len), []).append(len(entries))
         entries.append((literals, entry))
