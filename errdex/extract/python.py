@@ -4499,7 +4499,13 @@ class _Linker:
             sites.extend(item for _, _, item in ordered)
         raised = {name for site in sites for name in (site.error_class, self._real_class(site))}
         sites.extend(self.class_texts(raised))
-        sites = [shown for site in sites for shown in self.shown_texts(site)]
+        if any(
+            cls.get("shown")
+            for info in self.modules.values()
+            for cls in info.get("classes").values()
+        ):
+            # Only a source with a class that has a ``format_message`` text (click).
+            sites = [shown for site in sites for shown in self.shown_texts(site)]
         # Facts first, while the class's name is the one the file resolves.
         return [self.unaliased(site) for site in self.complete_facts(sites)]
 
