@@ -571,6 +571,8 @@ class _Table:
     """The messages with no text at all (``StopIteration``), by class."""
     general: dict[str, InterpreterMessage]
     """The messages that are all hole (``KeyError``'s key), by class."""
+    classes: frozenset[str]
+    """Every class of the messages: a paste of another raises none of them."""
 
 
 @cache
@@ -593,7 +595,8 @@ def _table() -> _Table:
     for key, numbers in keys.items():
         automaton.add_word(key, tuple(numbers))
     automaton.make_automaton()
-    return _Table(automaton, tuple(entries), empty, general)
+    classes = frozenset(entry.error_class for entry in _ENTRIES)
+    return _Table(automaton, tuple(entries), empty, general, classes)
 
 
 def interpreter_message(error_class: str | None, message: str) -> InterpreterMessage | None:
@@ -608,10 +611,16 @@ def interpreter_message(error_class: str | None, message: str) -> InterpreterMes
         The message, or None when the interpreter does not raise it.
     """
     table = _table()
+    classes = (error_class, _SUBCLASSES.get(error_class or "", ""))
+    if error_class is not None and not table.classes.intersection(classes):
+        return None  # asked of every explain: the cheap answer first
     # The first paragraph (a user's words may follow), without the suggestion Python 3.10+
     # adds to some (". Did you mean: 'food'?").
-    text = _SUGGESTION.sub("", message.strip().split("\n\n", 1)[0]).strip()
-    classes = (error_class, _SUBCLASSES.get(error_class or "", ""))
+    text = message.strip()
+    if "\n\n" in text:
+        text = text.split("\n\n", 1)[0].rstrip()
+    if "Did you" in text:
+        text = _SUGGESTION.sub("", text).strip()
     if not text:
         return table.empty.get(error_class or "")
     found: tuple[int, ...]
