@@ -883,6 +883,24 @@ def test_the_hyperscan_engine_gives_the_same_answers(real_store):
             ], message
 
 
+def test_what_click_prints_for_a_missing_argument_is_its_raise_site(real_store):
+    # ``raise MissingParameter(ctx=ctx, param=self)`` passes no message: click prints the
+    # class's ``format_message`` text, "Missing argument 'SRC'.", under the usage lines.
+    text = (
+        "Usage: cli [OPTIONS] SRC\nTry 'cli --help' for help.\n\nError: Missing argument 'SRC'.\n"
+    )
+    with SQLiteStore(real_store) as store:
+        answer = Explainer.for_database(store, real_store).explain(text)
+    best = answer.matches[0]
+    assert (best.kind, best.record.file_path, best.record.line_number) == (
+        "exact",
+        "click/core.py",
+        2359,
+    )
+    assert best.record.error_class == "MissingParameter"
+    assert best.captures == {"param_hint": " 'SRC'"}
+
+
 @pytest.mark.parametrize(
     ("message", "variant"),
     [

@@ -1108,6 +1108,97 @@ def test_the_text_a_cli_shows_through_format_message_is_a_record_too():
     assert texts(sites, 21) == ["plain"]  # its format_message shows just the message
 
 
+def test_a_local_name_whose_texts_have_holes_of_their_own_stands_in_an_f_string():
+    sites = mine(
+        {
+            "m.py": """\
+            def check(kind, name, hint):
+                if kind == "argument":
+                    missing = "Missing argument"
+                else:
+                    missing = "Missing {}".format(kind)
+                hint = f" {hint}" if hint else ""
+                raise ValueError(f"{missing}{hint}: {name}")
+            """
+        }
+    )
+    # ``hint`` is " {hint}" or "": too little text to stand in for the hole, which takes both.
+    assert texts(sites, 7) == ["Missing argument{hint}: {name}", "Missing {kind}{hint}: {name}"]
+
+
+def test_a_raise_without_a_message_has_the_texts_its_class_shows_without_one():
+    # click's ``MissingParameter(param=p)`` prints "Missing argument 'SRC'."; pytest's
+    # ``FixtureLookupError(argname, request)`` prints "fixture 'x' not found" through the
+    # repr object ``formatrepr`` returns.
+    sites = mine(
+        {
+            "exc.py": """\
+            class UsageError(Exception):
+                def __init__(self, message, ctx=None):
+                    super().__init__(message)
+                    self.message = message
+
+                def format_message(self):
+                    return self.message
+
+            class MissingParameter(UsageError):
+                def __init__(self, message=None, param=None, param_type=None):
+                    super().__init__(message or "")
+                    self.param = param
+                    self.param_type = param_type
+
+                def format_message(self):
+                    hint = f" {self.param.name!r}" if self.param else ""
+                    msg = f" {self.message}" if self.message else ""
+                    if self.param_type == "option":
+                        missing = "Missing option"
+                    else:
+                        missing = "Missing argument"
+                    return f"{missing}{hint}.{msg}"
+
+                def __str__(self):
+                    return self.message or "Missing parameter"
+
+            class FixtureLookupError(LookupError):
+                def __init__(self, argname, request, msg=None):
+                    self.argname = argname
+                    self.msg = msg
+
+                def formatrepr(self):
+                    msg = self.msg
+                    if msg is None:
+                        msg = f"fixture {self.argname!r} not found"
+                        msg += "\\n use 'pytest --fixtures' for help"
+                    return LookupErrorRepr(self.argname, msg)
+
+            def process(param, value):
+                if value is None:
+                    raise MissingParameter(param=param)
+                raise MissingParameter("Give a number", param=param)
+
+            def lookup(request, argname, known):
+                if argname not in known:
+                    raise FixtureLookupError(argname, request)
+                raise FixtureLookupError(None, request, f"{argname} failed")
+            """
+        }
+    )
+    assert texts(sites, 41) == [
+        "Missing argument{hint}.",
+        "Missing option{hint}.",
+        "Missing parameter",
+    ]
+    # A message of its own is in every text the class shows.
+    given = texts(sites, 42)
+    assert "Give a number" in given and len(given) == 3
+    assert all("Give a number" in text for text in given)
+    assert texts(sites, 46) == [
+        "fixture {self.argname} not found\n use 'pytest --fixtures' for help",
+        "{argname}",
+    ]
+    assert texts(sites, 47) == ["{argname} failed"]
+
+
 def test_a_class_text_that_decorates_the_message_the_raise_gives():
     sites = mine(
         {

@@ -183,10 +183,33 @@ EXPECTED = [
         398,
         "raise",
         "NoSuchOption",
-        # What ``str(e)`` shows, and what click prints (``format_message``) with a suggestion.
-        ["No such option: {opt}", "No such option: {opt} {suggest}"],
+        # What ``str(e)`` shows, and what click prints (``format_message``) with each
+        # suggestion its local ``suggest`` may hold.
+        [
+            "No such option: {opt}",
+            "No such option: {opt} (Possible options: {possibility_str})",
+            "No such option: {opt} Did you mean {possibility_str}?",
+        ],
         "class-template",
         {"i18n": True, "defined_at": Location(path="click/exceptions.py", line=214)},
+    ),
+    (
+        "click",
+        "click/core.py",
+        2359,
+        "raise",
+        "MissingParameter",
+        # ``raise MissingParameter(ctx=ctx, param=self)``: ``str(e)`` (``__str__``), and what
+        # click prints, ``format_message`` without a message, per text of its ``missing``.
+        [
+            "Missing argument{param_hint}.",
+            "Missing option{param_hint}.",
+            "Missing parameter: {param_name}",
+            "Missing parameter{param_hint}.",
+            "Missing {param_type}{param_hint}.",
+        ],
+        "class-template",
+        {"i18n": True},
     ),
     (
         "django",

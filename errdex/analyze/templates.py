@@ -33,6 +33,10 @@ from errdex.models import Location, MessageTemplate, TemplatePart
 MAX_ALTERNATIVES = 8
 """At most this many alternative templates are kept for one message expression."""
 
+VARIABLE_LITERAL = 3
+"""Literal characters each text of a local name needs to stand in an f-string for it when it
+has holes of its own (see :meth:`TemplateBuilder._variable_texts`)."""
+
 REFERENCE_STYLE = "\0ref"
 """Style prefix of a reference hole; the JSON of the reference follows it."""
 
@@ -334,15 +338,10 @@ class TemplateBuilder:
             if isinstance(value, ast.Constant) and isinstance(value.value, str):
                 alternatives = [parts + (_literal(value.value),) for parts in alternatives]
             elif isinstance(value, ast.FormattedValue):
-                texts = self._constant_texts(value)
+                texts = self._variable_texts(value)
                 shown = None if texts else self._class_constant(value)
-                pieces = (
-                    [(_literal(text),) for text in texts]
-                    if texts
-                    else [shown]
-                    if shown
-                    else [(_hole(value.value, _fstring_style(value)),)]
-                )
+                hole = (_hole(value.value, _fstring_style(value)),)
+                pieces = texts or [shown or hole]
                 alternatives = [a + piece for a in alternatives for piece in pieces]
                 alternatives = alternatives[:MAX_ALTERNATIVES]
         return [Built(parts, "f-string") for parts in alternatives]
@@ -366,12 +365,16 @@ class TemplateBuilder:
         target = part_reference(resolved[0].parts[0])
         return resolved[0].parts if target is not None and target.get("constant") else None
 
-    def _constant_texts(self, value: ast.FormattedValue) -> list[str]:
-        """The texts a local name shown as it is holds, when each is a constant, else none.
+    def _variable_texts(self, value: ast.FormattedValue) -> list[tuple[TemplatePart, ...]]:
+        """The texts a local name shown as it is holds, when each says something, else none.
 
         ``message = "is too short" if x else "is too long"`` then ``f"{instance!r} {message}"``:
-        one template per text (jsonschema's keywords). A conversion or a format spec would
-        change the text, so only a plain ``{name}`` counts.
+        one template per text (jsonschema's keywords). A text may have holes of its own
+        (click's ``missing = _("Missing {param_type}").format(…)`` next to ``_("Missing
+        argument")``), if each text has :data:`VARIABLE_LITERAL` literal characters: a name
+        that is ``f" {hint}"`` or ``""`` stays a hole (that matches both), rather than
+        doubling the templates. A conversion or a format spec would change the text, so
+        only a plain ``{name}`` counts.
         """
         if (
             type(value.value) is not ast.Name
@@ -383,11 +386,15 @@ class TemplateBuilder:
         resolved = self._resolve(value.value)
         if not resolved:
             return []
-        texts: list[str] = []
+        texts: list[tuple[TemplatePart, ...]] = []
         for built in resolved:
-            if built.form == "reference" or any(part.hole for part in built.parts):
+            if built.form in ("reference", "opaque"):
                 return []
-            texts.append("".join(part.text for part in built.parts))
+            if any(part.hole for part in built.parts):
+                literal = sum(len(part.text) for part in built.parts if not part.hole)
+                if literal < VARIABLE_LITERAL:
+                    return []
+            texts.append(built.parts)
         return texts
 
     def _concat(self, node: ast.BinOp) -> list[Built]:

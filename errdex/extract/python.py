@@ -200,6 +200,11 @@ does not point to a {path_type}")``: the first is an error type)."""
 _CONTEXT_TEMPLATES = frozenset({"PydanticCustomError"})
 """Exception classes that fill the ``{name}`` fields of their message from a context."""
 
+_SHOWN_METHODS = frozenset({"format_message", "formatrepr"})
+"""Methods of an exception class whose text a framework shows a user instead of ``str(e)``:
+click's ``format_message`` (``Error: …``), pytest's ``formatrepr`` (``E   fixture 'x' not
+found``)."""
+
 _DEFAULT_PARAMETERS = frozenset({"message", "msg", "detail", "default_message", "description"})
 # Names of functions whose calls may hand a message to a helper (checked before the link step
 # knows which functions are helpers, so that only plausible calls are kept).
@@ -491,6 +496,14 @@ def _with_message(
     return copy
 
 
+def _own_message(site: RaiseSite) -> bool:
+    """Whether a raise gives its exception a message (not only other values, or nothing)."""
+    if site.form in ("class-default", "class-template"):
+        return False  # the message is the class's own text
+    parts = site.template.parts
+    return not site.template.is_opaque or any(p.hole and _carries_message(p.text) for p in parts)
+
+
 def _carries_message(hole: str) -> bool:
     """Whether a hole of a class's text is the message the class is given (``self.msg``)."""
     name = hole.removeprefix("self.").removeprefix("str(").removesuffix(")")
@@ -766,7 +779,8 @@ class _ClassInfo:
     defaults: dict[str, list[Built]] = field(default_factory=dict)
     str_text: list[Built] = field(default_factory=list)
     shown_text: list[Built] = field(default_factory=list)
-    """What its ``format_message`` returns: the text a CLI shows (click's ``Error: …``)."""
+    """What its ``format_message`` or ``formatrepr`` returns: the text a tool shows a user
+    (click's ``Error: …``, pytest's ``E   fixture 'x' not found``)."""
     init_text: list[Built] = field(default_factory=list)
     default_text: tuple[str, list[Built]] | None = None
     status: int | None = None
@@ -2253,11 +2267,18 @@ class _ModuleExtractor:
         value = statement.value
         if scope.function is None or value is None:
             return
-        if scope.method == "format_message" and scope.cls is not None:
-            if len(scope.cls.shown_text) < 8:
+        if scope.method in _SHOWN_METHODS and scope.cls is not None:
+            shown: ast.expr | None = value
+            if type(value) is ast.Call:
+                callee = _class_name(value.func)
+                if callee is not None and _is_class_like(callee):
+                    # pytest's ``return FixtureLookupErrorRepr(fspath, lineno, tblines, msg,
+                    # …)``: the text is the first argument that is one.
+                    shown = next((a for a in value.args if self.builder.is_string_like(a)), None)
+            if shown is not None and len(scope.cls.shown_text) < 8:
                 scope.cls.shown_text.extend(
                     Built(b.parts, b.form, b.i18n, Location(path=self.path, line=statement.lineno))
-                    for b in self.builder.build(value)
+                    for b in self.builder.build(shown)
                 )
             return
         if scope.method == "__str__" and scope.cls is not None:
@@ -4427,31 +4448,50 @@ class _Linker:
         return None
 
     def shown_texts(self, site: RaiseSite) -> list[RaiseSite]:
-        """A site, and one more per text its class shows a user through ``format_message``.
+        """A site, and one more per text its class shows a user (see :data:`_SHOWN_METHODS`).
 
         click prints ``Error: {e.format_message()}``: ``BadParameter`` shows ``Invalid
         value for {param_hint}: {self.message}``, the message the site raises inside it.
-        A traceback shows ``str(e)``, the site's own text; both are records.
+        A traceback shows ``str(e)``, the site's own text; both are records. A raise that
+        gives no message (``MissingParameter(ctx=ctx, param=self)``, pytest's
+        ``FixtureLookupError(argname, self)``) has the texts the class shows without one.
         """
-        if site.kind not in (SiteKind.RAISE, SiteKind.HTTP) or site.template.is_opaque:
+        if site.kind not in (SiteKind.RAISE, SiteKind.HTTP):
             return [site]
         module = self.module_of.get(site.path)
         cls = self.find_class(module, site.error_class) if module is not None else None
         if cls is None:
             return [site]
+        shown = None
+        text = None
         for owner, name in self.mro(*cls):
-            shown = self._class(owner, name).get("shown")
-            if shown:
-                break
-        else:
+            data = self._class(owner, name)
+            text = text or data.get("text")
+            shown = shown or data.get("shown")
+        if not shown:
             return [site]
+        # A raise that gives no message, of a class that passes none up: the class shows its
+        # text without one (click's ``MissingParameter(param=p)``: "Missing argument 'SRC'.").
+        # Its ``str(e)`` is then its ``__str__``'s own text, or there is none.
+        empty = not _own_message(site) and (
+            text is None
+            or (
+                text.get("how") == "str"
+                and site.template.parts in (_load_parts(t["parts"]) for t in text["templates"])
+            )
+        )
         found = [site]
         for template in shown:
             parts = _load_parts(template["parts"])
-            holes = [p.text for p in parts if p.hole and _carries_message(p.text)]
-            if len(holes) != 1:
-                continue  # the message is not in it, or not once
-            bound = bind_holes(parts, {holes[0]: site.template.parts})
+            holes = {p.text for p in parts if p.hole and _carries_message(p.text)}
+            if empty:
+                bound = bind_holes(parts, dict.fromkeys(holes, (TemplatePart(text=""),)))
+            elif len(holes) == 1:
+                bound = bind_holes(parts, {holes.pop(): site.template.parts})
+            else:
+                continue  # the message is not in it, or more than once
+            if not _literal_length(bound):
+                continue
             found.append(
                 site.model_copy(
                     update={
@@ -4504,7 +4544,7 @@ class _Linker:
             for info in self.modules.values()
             for cls in info.get("classes").values()
         ):
-            # Only a source with a class that has a ``format_message`` text (click).
+            # Only a source with a class that has a text of its own to show (click, pytest).
             sites = [shown for site in sites for shown in self.shown_texts(site)]
         # Facts first, while the class's name is the one the file resolves.
         return [self.unaliased(site) for site in self.complete_facts(sites)]

@@ -1196,6 +1196,13 @@ class _PytestReader:
                 quiet = 0
                 i += 1
                 continue
+            if raw.startswith(">") and self.e_open:
+                # A repr pytest prints with flow markers under its ``E`` line (a missing
+                # fixture's "available fixtures: …"): the message goes on.
+                self.e_line(raw[1:])
+                quiet = 0
+                i += 1
+                continue
             self.e_open = False
             summary = _PYTEST_SUMMARY.match(raw)
             if summary is not None:
