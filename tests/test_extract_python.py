@@ -1199,6 +1199,34 @@ def test_a_raise_without_a_message_has_the_texts_its_class_shows_without_one():
     assert texts(sites, 47) == ["{argname} failed"]
 
 
+def test_an_attribute_that_is_a_stripped_parameter_shows_the_message_stripped():
+    # pydantic's deprecation warnings: ``self.message = message.rstrip(".")``, then
+    # ``f"{self.message}. Deprecated in …"`` in ``__str__``.
+    sites = mine(
+        {
+            "m.py": """\
+            import warnings
+
+            class Deprecated(DeprecationWarning):
+                def __init__(self, message, *args):
+                    super().__init__(message, *args)
+                    self.message = message.rstrip(".")
+
+                def __str__(self):
+                    return f"{self.message}. Deprecated in V2, to be removed in V3."
+
+            def old():
+                warnings.warn("The `dict` method is deprecated.", Deprecated)
+                raise Deprecated("Use `model_dump`...")
+            """
+        }
+    )
+    assert texts(sites, 12) == [
+        "The `dict` method is deprecated. Deprecated in V2, to be removed in V3."
+    ]
+    assert texts(sites, 13) == ["Use `model_dump`. Deprecated in V2, to be removed in V3."]
+
+
 def test_a_class_text_that_decorates_the_message_the_raise_gives():
     sites = mine(
         {
@@ -2021,15 +2049,25 @@ def test_a_warning_category_that_builds_its_text_shows_the_message_in_it():
                 def __str__(self):
                     return f"{self.message}. Deprecated in V2."
 
+            class Shouted(DeprecationWarning):
+                def __init__(self, message):
+                    self.message = message.upper()
+
+                def __str__(self):
+                    return f"{self.message}!"
+
             def f(x):
                 warnings.warn(f"the {x} option is deprecated", RemovedIn9Warning)
                 warnings.warn("The dict method is deprecated.", category=Derived)
+                warnings.warn("The dict method is deprecated.", category=Shouted)
             """
         }
     )
-    assert texts(sites, 15) == ["the {x} option is deprecated (removed in 9.0)"]
+    assert texts(sites, 22) == ["the {x} option is deprecated (removed in 9.0)"]
+    # The message stripped, as the attribute holds it (pydantic's deprecation warnings).
+    assert texts(sites, 23) == ["The dict method is deprecated. Deprecated in V2."]
     # A text that does not show the message warned (an attribute made of it) is not used.
-    assert texts(sites, 16) == ["The dict method is deprecated."]
+    assert texts(sites, 24) == ["The dict method is deprecated."]
 
 
 def test_warnings_and_log_calls_given_their_message_by_keyword_are_sites():

@@ -357,6 +357,26 @@ EXPECTED = [
     ),
     (
         "pydantic",
+        "pydantic/main.py",
+        1114,
+        "warn",
+        "PydanticDeprecatedSince20",
+        # The category's ``__str__`` shows ``self.message``, the message ``rstrip(".")``ed,
+        # then ". Deprecated in Pydantic V2.0 …": the text users see in their logs.
+        [
+            "The `dict` method is deprecated; use `model_dump` instead. Deprecated in Pydantic"
+            " V{self.since[0]}.{self.since[1]} to be removed in"
+            " V{self.expected_removal[0]}.{self.expected_removal[1]}.",
+            "The `dict` method is deprecated; use `model_dump` instead. Deprecated in Pydantic"
+            " V{self.since[0]}.{self.since[1]} to be removed in"
+            " V{self.expected_removal[0]}.{self.expected_removal[1]}. See Pydantic V2 Migration"
+            " Guide at https://errors.pydantic.dev/{version_short()}/migration/",
+        ],
+        "class-template",
+        {},
+    ),
+    (
+        "pydantic",
         "pydantic/config.py",
         1052,
         "raise",

@@ -79,7 +79,7 @@ import re
 import tokenize
 import warnings
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
@@ -98,6 +98,7 @@ from errdex.analyze.templates import (
     percent_values,
     reference,
     source_text,
+    transform_parts,
     without_references,
 )
 from errdex.errors import ExtractionError
@@ -496,6 +497,41 @@ def _with_message(
     return copy
 
 
+_STRIPS = frozenset({"strip", "lstrip", "rstrip"})
+
+
+def _stripped_parameter(
+    value: ast.expr, params: Collection[str]
+) -> tuple[str, str, str | None] | None:
+    """The parameter, method and characters of ``param.rstrip(".")``, else None.
+
+    Also ``strip`` and ``lstrip``, of no characters or constant ones.
+    """
+    if (
+        type(value) is not ast.Call
+        or type(value.func) is not ast.Attribute
+        or value.func.attr not in _STRIPS
+        or type(value.func.value) is not ast.Name
+        or value.func.value.id not in params
+        or value.keywords
+        or len(value.args) > 1
+    ):
+        return None
+    chars: str | None = None
+    if value.args:
+        argument = value.args[0]
+        if type(argument) is not ast.Constant or not isinstance(argument.value, str):
+            return None
+        chars = argument.value
+    return value.func.value.id, value.func.attr, chars
+
+
+def _strip(text: str, *, method: str, chars: str | None) -> str:
+    """Apply ``str.strip``, ``lstrip`` or ``rstrip`` (see :func:`_stripped_parameter`)."""
+    stripped: str = getattr(text, method)(chars)
+    return stripped
+
+
 def _own_message(site: RaiseSite) -> bool:
     """Whether a raise gives its exception a message (not only other values, or nothing)."""
     if site.form in ("class-default", "class-template"):
@@ -769,6 +805,8 @@ class _ClassInfo:
     tables: dict[str, dict[str, list[Built]]] = field(default_factory=dict)
     instance: dict[str, list[Built]] = field(default_factory=dict)
     attribute_params: dict[str, str] = field(default_factory=dict)
+    attribute_strips: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    """The ``self.x = param.rstrip(".")`` of ``attribute_params``: the method and its chars."""
     super_call: dict[str, Any] | None = None
     """What the ``__init__`` gives the base's (``super().__init__(pool, message)``)."""
     assigned: set[str] = field(default_factory=set)
@@ -799,6 +837,10 @@ class _ClassInfo:
                 init["star"] = True
             if self.attribute_params:
                 init["attributes"] = self.attribute_params
+            if self.attribute_strips:
+                init["strips"] = {
+                    name: list(strip) for name, strip in self.attribute_strips.items()
+                }
             if self.defaults:
                 init["defaults"] = _export_table(self.defaults)
             if self.super_call is not None:
@@ -1904,6 +1946,12 @@ class _ModuleExtractor:
     def _instance_attribute(self, cls: _ClassInfo, name: str, value: ast.expr, line: int) -> None:
         if isinstance(value, ast.Name) and value.id in self._scope.params:
             cls.attribute_params.setdefault(name, value.id)
+            return
+        stripped = _stripped_parameter(value, self._scope.params)
+        if stripped is not None and name not in cls.attribute_params:
+            # pydantic's ``self.message = message.rstrip(".")``, shown as ``{self.message}.``
+            cls.attribute_params[name] = stripped[0]
+            cls.attribute_strips[name] = stripped[1:]
             return
         built = self._constant_templates(value, "constant-ref")
         if built and name in cls.assigned:
@@ -4003,6 +4051,7 @@ class _Linker:
         init_owner: tuple[str, str] | None = None
         init: dict[str, Any] = {}
         attributes: dict[str, str] = {}
+        strips: dict[str, list[Any]] = {}
         for item in mro:
             data = self._class(*item).get("init")
             if data is None:
@@ -4011,6 +4060,8 @@ class _Linker:
                 init_owner, init = item, data
             for attribute, param in (data.get("attributes") or {}).items():
                 attributes.setdefault(attribute, param)
+            for attribute, strip in (data.get("strips") or {}).items():
+                strips.setdefault(attribute, strip)
         params: list[str] = list(init.get("params") or [])
         values, passed = self._arguments(module, call, params, init.get("defaults") or {})
         unmapped = len(call.get("args") or []) > len(params) or bool(call.get("star"))
@@ -4045,6 +4096,13 @@ class _Linker:
                 if own is not None and len(own) == 1:
                     values[f"self.{attribute}"] = own[0].parts
                     del names[f"self.{attribute}"]
+        for attribute, (method, chars) in strips.items():
+            param = names.get(f"self.{attribute}")
+            if param is not None and param in values:
+                values[f"self.{attribute}"] = transform_parts(
+                    values[param], functools.partial(_strip, method=method, chars=chars)
+                )
+                del names[f"self.{attribute}"]
         if passed_message is not None and passed_message[0] == 1:
             # ``if len(self.args) == 1: … else: return str(self.args)``: one argument given.
             one = [t for t in texts if not any(p.hole and p.text in _ARGS_TEXTS for p in t.parts)]
