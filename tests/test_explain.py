@@ -883,6 +883,39 @@ def test_the_hyperscan_engine_gives_the_same_answers(real_store):
             ], message
 
 
+def test_a_warning_printed_with_a_message_of_many_lines_is_explained(cli, tmp_path):
+    # ``warnings.formatwarning``: "path:line: Category: message", the message's own lines,
+    # then the source line indented by two spaces (sklearn's ConvergenceWarning).
+    body = (
+        "import warnings\n"
+        "\n"
+        "class ConvergenceWarning(UserWarning):\n"
+        "    pass\n"
+        "\n"
+        "def check(solver, status, text):\n"
+        "    warnings.warn(\n"
+        '        f"{solver} failed to converge (status={status}):\\n{text}.\\n\\n"\n'
+        '        "Increase the number of iterations (max_iter).",\n'
+        "        ConvergenceWarning,\n"
+        "    )\n"
+    )
+    mined(cli, tmp_path, {"sk/optimize.py": body})
+    text = (
+        "/venv/lib/python3.11/site-packages/sk/linear.py:469: ConvergenceWarning: lbfgs failed"
+        " to converge (status=1):\nSTOP: TOTAL NO. of ITERATIONS REACHED LIMIT.\n\n"
+        "Increase the number of iterations (max_iter).\n"
+        "  n_iter_i = _check_optimize_result(\n"
+    )
+    answer = json.loads(cli("explain", text, "--json").output)
+    best = answer["matches"][0]
+    assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 7)
+    assert best["captures"] == {
+        "solver": "lbfgs",
+        "status": "1",
+        "text": "STOP: TOTAL NO. of ITERATIONS REACHED LIMIT",
+    }
+
+
 def test_what_click_prints_for_a_missing_argument_is_its_raise_site(real_store):
     # ``raise MissingParameter(ctx=ctx, param=self)`` passes no message: click prints the
     # class's ``format_message`` text, "Missing argument 'SRC'.", under the usage lines.

@@ -1035,8 +1035,29 @@ def _read_python(scan: Scan, start: int, floor: int) -> Block | None:
 
 _WARNING_LINE = re.compile(
     r"[ \t]*(?P<path>(?:[A-Za-z]:)?[^:\n]+?\.py[iwx]?|<[^>\n]{1,200}>):(?P<line>\d+): "
-    r"(?P<cls>[A-Za-z_][\w.]*Warning): (?P<msg>.*)\Z"
+    r"(?P<cls>[A-Za-z_][\w.]*Warning):(?: (?P<msg>.*))?\Z"
 )
+
+MAX_WARNING_LINES = 40
+"""At most this many lines of a warning's message are read before its source line."""
+
+
+def _warning_source(lines: Sequence[str], start: int) -> int | None:
+    """The line of the source ``warnings.formatwarning`` prints after a message of many lines.
+
+    It prints ``path:line: Category: message`` and then the source line stripped, indented by
+    two spaces; a message may run over lines of its own (sklearn's ``ConvergenceWarning``,
+    pandas' ``SettingWithCopyWarning``, whose first line is empty). None when no such line
+    comes before another warning or traceback, or within :data:`MAX_WARNING_LINES`.
+    """
+    indent = " " * (_indent(lines[start]) + 2)
+    for number in range(start + 1, min(len(lines), start + 1 + MAX_WARNING_LINES)):
+        raw = lines[number]
+        if raw.startswith(indent) and raw[len(indent) : len(indent) + 1].strip():
+            return number
+        if _WARNING_LINE.match(raw) is not None or raw.strip() in _TB_HEADERS:
+            return None
+    return None
 
 
 def _read_warning(scan: Scan, start: int, floor: int) -> Block | None:
@@ -1046,13 +1067,20 @@ def _read_warning(scan: Scan, start: int, floor: int) -> Block | None:
     builder = _Builder()
     builder.level = "WARNING"
     source = None
+    message = (match["msg"] or "").strip()
     end = start + 1
     lines = scan.lines
     if end < len(lines) and _indent(lines[end]) > _indent(lines[start]) and lines[end].strip():
         source = lines[end].strip()
         end += 1
+    else:
+        found = _warning_source(lines, start)
+        if found is not None:
+            message = "\n".join([message, *lines[end:found]]).strip()
+            source = lines[found].strip()
+            end = found + 1
     builder.add_frame(match["path"], _int(match["line"]), None, source)
-    builder.set_message(match["cls"], match["msg"].strip())
+    builder.set_message(match["cls"], message)
     return Block(start, end, "message", [builder.build()])
 
 
