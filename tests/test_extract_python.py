@@ -1568,6 +1568,9 @@ def test_the_text_of_a_class_no_site_names_is_a_record_of_its_own():
             class LintWarning:
                 def __str__(self):
                     return f"{self.path}: style warning of some kind"
+
+            class EventStreamError(ClientError):
+                pass
             """,
             "client.py": """\
             from exceptions import AliasedError as QE
@@ -1577,6 +1580,7 @@ def test_the_text_of_a_class_no_site_names_is_a_record_of_its_own():
                 raise RaisedError(path)
                 raise QE(10)
                 raise SubFailure("it")
+                raise EventStreamError(response, "GetObject")  # ClientError's text is its own
             """,
         }
     )
@@ -1592,7 +1596,9 @@ def test_the_text_of_a_class_no_site_names_is_a_record_of_its_own():
     )
     assert text.source_code_start <= 10 <= text.source_code_end and "super()" in text.source_code
     # A class a site raises by name (or by an alias, or through a subclass) has its text
-    # there; one with almost no text, or that is no exception, has none.
+    # there; one with almost no text, or that is no exception, has none. A base whose
+    # ``__init__`` takes what the class bound at run time is given may be that class: it keeps
+    # its record though a subclass is raised by name.
     assert [s.error_class for s in sites if s.path == "exceptions.py"] == ["ClientError"]
 
 

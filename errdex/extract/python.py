@@ -4596,7 +4596,17 @@ class _Linker:
             ordered.sort(key=lambda entry: (entry[0], entry[1]))
             sites.extend(item for _, _, item in ordered)
         raised = {name for site in sites for name in (site.error_class, self._real_class(site))}
-        sites.extend(self.class_texts(raised))
+        # ``raise error_class(parsed_response, operation_name)`` (botocore): a class bound at
+        # run time is called, which may be a base whose subclasses are raised by name too.
+        bound = {
+            site.arguments
+            for site in sites
+            if site.kind is SiteKind.RAISE
+            and site.arguments
+            and site.form != "passthrough"
+            and not _is_class_like(site.error_class.rpartition(".")[2])
+        }
+        sites.extend(self.class_texts(raised, bound))
         if any(
             cls.get("shown")
             for info in self.modules.values()
@@ -4607,12 +4617,27 @@ class _Linker:
         # Facts first, while the class's name is the one the file resolves.
         return [self.unaliased(site) for site in self.complete_facts(sites)]
 
-    def class_texts(self, raised: set[str]) -> list[RaiseSite]:
+    def _takes(self, module: str, qualname: str, counts: Collection[int | None]) -> bool:
+        """Whether a class's ``__init__`` takes one of these counts of arguments."""
+        init = self._class(module, qualname).get("init")
+        if not counts or init is None:
+            return False
+        params = list(init.get("params") or [])
+        required = len([p for p in params if p not in (init.get("defaults") or {})])
+        return any(count is not None and required <= count <= len(params) for count in counts)
+
+    def class_texts(self, raised: set[str], bound: Collection[int | None] = ()) -> list[RaiseSite]:
         """A record for each text an exception class builds itself, when no site names it.
 
         botocore raises ``error_class(parsed_response, operation_name)``, a class made at run
         time from ``ClientError``, whose ``__init__`` builds "An error occurred ({error_code})
         when calling the {operation_name} operation…": no raise site carries that text.
+
+        Args:
+            raised: The classes the sites raise by name.
+            bound: How many arguments the calls of classes bound at run time pass: a base
+                whose ``__init__`` takes as many may be such a class, even when subclasses
+                of it are raised by name (botocore's ``EventStreamError``).
         """
         found: list[RaiseSite] = []
         for result in self.results:
@@ -4628,10 +4653,14 @@ class _Linker:
                     or text["how"] not in ("init", "str")
                     or not source
                     or not _EXCEPTION_ROOTS & set(self.ancestors(module, qualname))
-                    # a base whose subclasses are raised: its text is in their records
-                    or any(
-                        sub.rpartition(".")[2] in raised
-                        for _, sub in self.subclasses(module, qualname)
+                    # a base whose subclasses are raised: its text is in their records, unless
+                    # a class bound at run time may be the base itself
+                    or (
+                        not self._takes(module, qualname, bound)
+                        and any(
+                            sub.rpartition(".")[2] in raised
+                            for _, sub in self.subclasses(module, qualname)
+                        )
                     )
                 ):
                     continue
