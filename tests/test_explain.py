@@ -916,6 +916,28 @@ def test_a_warning_printed_with_a_message_of_many_lines_is_explained(cli, tmp_pa
     }
 
 
+def test_a_message_whose_first_word_reads_as_a_logger_is_tried_whole(cli, tmp_path):
+    # celery logs "consumer: Cannot connect to %s: %s." under its own format: "consumer:"
+    # reads as the logger's name, but it is the message's.
+    body = (
+        "import logging\n"
+        "logger = logging.getLogger(__name__)\n"
+        "\n"
+        "def connect(uri, exc, step):\n"
+        '    logger.error("consumer: Cannot connect to %s: %s.\\n%s", uri, exc, step)\n'
+    )
+    mined(cli, tmp_path, {"celery/consumer.py": body})
+    text = (
+        "[2024-05-02 10:15:32,123: ERROR/MainProcess] consumer: Cannot connect to"
+        " amqp://guest:**@127.0.0.1:5672//: [Errno 111] Connection refused.\n"
+        "Trying again in 2.00 seconds... (1/100)\n"
+    )
+    answer = json.loads(cli("explain", text, "--json").output)
+    best = answer["matches"][0]
+    assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 5)
+    assert best["captures"]["exc"] == "[Errno 111] Connection refused"
+
+
 def test_what_click_prints_for_a_missing_argument_is_its_raise_site(real_store):
     # ``raise MissingParameter(ctx=ctx, param=self)`` passes no message: click prints the
     # class's ``format_message`` text, "Missing argument 'SRC'.", under the usage lines.

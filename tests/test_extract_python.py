@@ -1108,6 +1108,28 @@ def test_the_text_a_cli_shows_through_format_message_is_a_record_too():
     assert texts(sites, 21) == ["plain"]  # its format_message shows just the message
 
 
+def test_a_string_literal_formatted_by_a_plain_percent_directive_is_text():
+    sites = mine(
+        {
+            "m.py": """\
+            import logging
+
+            logger = logging.getLogger(__name__)
+            CONNECTION_ERROR = "consumer: Cannot connect to %s: %s.\\n%s"
+
+            def f(uri, exc):
+                logger.error(CONNECTION_ERROR, uri, exc, "Trying to reconnect...")
+                raise ValueError("Invalid %s: %r (%5s)" % ("name", "x", "pad"))
+                raise ValueError("Unknown %(what)s %(v)s" % {"what": "option", "v": exc})
+            """
+        }
+    )
+    assert texts(sites, 7) == ["consumer: Cannot connect to {uri}: {exc}.\nTrying to reconnect..."]
+    # ``%r`` shows the repr; a width (or a flag, or another type) keeps the hole.
+    assert texts(sites, 8) == ["Invalid name: 'x' ({'pad'})"]
+    assert texts(sites, 9) == ["Unknown option {exc}"]
+
+
 def test_a_local_name_whose_texts_have_holes_of_their_own_stands_in_an_f_string():
     sites = mine(
         {

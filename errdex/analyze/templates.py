@@ -578,6 +578,23 @@ _PERCENT = re.compile(
 )
 
 
+def _formatted_constant(item: str, kind: str) -> str | None:
+    """What a plain ``%s`` or ``%r`` makes of a value that is a string literal, else None.
+
+    celery's ``error(CONNECTION_ERROR, uri, exc, "Trying to reconnect...")``: the text is
+    known (a width, a flag or another type keeps the hole).
+    """
+    if kind not in ("s", "r") or item[:1] not in ("'", '"'):
+        return None
+    try:
+        value = ast.literal_eval(item)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not isinstance(value, str):
+        return None
+    return value if kind == "s" else repr(value)
+
+
 def percent_values(values: ast.expr | Sequence[ast.expr] | None) -> dict[str, Any] | None:
     """Describe the right-hand side of ``%`` as JSON (source texts only).
 
@@ -657,18 +674,20 @@ def apply_percent_values(
                 continue
             mapping_key = match["key"]
             if mapping_key is not None:
-                result.append(_hole(mapping.get(mapping_key, mapping_key), directive))
-                continue
-            # ``*`` width and precision each take one value first.
-            index += (match["width"] == "*") + (match["precision"] == "*")
-            if items is not None:
-                item = items[index] if index < len(items) else f"arg{index}"
-            elif one is not None:
-                item = one if index == 0 else f"{one}[{index}]"
+                item = mapping.get(mapping_key, mapping_key)
             else:
-                item = f"arg{index}"
-            index += 1
-            result.append(_hole(item, directive))
+                # ``*`` width and precision each take one value first.
+                index += (match["width"] == "*") + (match["precision"] == "*")
+                if items is not None:
+                    item = items[index] if index < len(items) else f"arg{index}"
+                elif one is not None:
+                    item = one if index == 0 else f"{one}[{index}]"
+                else:
+                    item = f"arg{index}"
+                index += 1
+            plain = not (match["flags"] or match["width"] or match["precision"])
+            text = _formatted_constant(item, match["type"]) if plain else None
+            result.append(_hole(item, directive) if text is None else _literal(text))
         result.append(_literal(part.text[position:]))
     return tuple(result)
 

@@ -228,6 +228,10 @@ def message_variants(error: ParsedError) -> list[str]:
             variants.append(unwrapped)
     if message.endswith(")"):
         variants.extend(_parenthesised_variants(message, error.error_class))
+    if error.logger and "." not in error.logger and "/" not in error.logger:
+        # What reads as a logger's name may be the message's own first word (celery's
+        # "consumer: Cannot connect to %s: %s." logged under its own logger).
+        variants.append(f"{error.logger}: {message}")
     return variants
 
 
