@@ -1130,6 +1130,36 @@ def test_a_string_literal_formatted_by_a_plain_percent_directive_is_text():
     assert texts(sites, 9) == ["Unknown option {exc}"]
 
 
+def test_a_message_formatted_twice_has_the_text_of_each_format_argument():
+    # sklearn's UndefinedMetricWarning: "{{0}}" survives the first ``.format`` as "{0}", which
+    # the second fills with text, or with the template of another ``.format``.
+    sites = mine(
+        {
+            "m.py": """\
+            import warnings
+
+            def warn_prf(modifier, msg_start, result_size):
+                axis0, axis1 = "sample", "label"
+                msg = (
+                    "{0} ill-defined and being set to 0.0 {{0}} "
+                    "no {1} {2}s.".format(msg_start, modifier, axis0)
+                )
+                if result_size == 1:
+                    msg = msg.format("due to")
+                else:
+                    msg = msg.format("in {0}s with".format(axis1))
+                warnings.warn(msg, UserWarning)
+                raise ValueError("{!r} is {:>6}".format("x", "long"))
+            """
+        }
+    )
+    assert texts(sites, 13) == [
+        "{msg_start} ill-defined and being set to 0.0 due to no {modifier} {axis0}s.",
+        "{msg_start} ill-defined and being set to 0.0 in {axis1}s with no {modifier} {axis0}s.",
+    ]
+    assert texts(sites, 14) == ["'x' is   long"]
+
+
 def test_a_local_name_whose_texts_have_holes_of_their_own_stands_in_an_f_string():
     sites = mine(
         {

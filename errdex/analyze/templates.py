@@ -479,6 +479,7 @@ class TemplateBuilder:
     def _format(self, receiver: ast.expr, node: ast.Call) -> list[Built]:
         formats = self._build(receiver)
         arguments = format_arguments(node)
+        texts = self._text_arguments(node)
         result: list[Built] = []
         for f in formats:
             target = _single_reference(f)
@@ -487,15 +488,37 @@ class TemplateBuilder:
                     _with_operation(f, target, {"op": "format", "arguments": arguments}, node)
                 )
                 continue
+            parts = apply_format_arguments(f.parts, arguments)
             result.append(
                 Built(
-                    apply_format_arguments(f.parts, arguments),
+                    bind_holes(parts, texts) if texts else parts,
                     "format" if f.form == "constant" else f.form,
                     f.i18n,
                     f.defined_at,
                 )
             )
         return result
+
+    def _text_arguments(self, node: ast.Call) -> dict[str, tuple[TemplatePart, ...]]:
+        """The ``.format`` arguments that are text, or one template, by their source text.
+
+        sklearn's ``msg.format("in {0}s with".format(axis1))``: the field shows that text.
+        """
+        texts: dict[str, tuple[TemplatePart, ...]] = {}
+        values = [*node.args, *(k.value for k in node.keywords if k.arg is not None)]
+        for value in values:
+            if type(value) is ast.Starred:
+                break
+            if type(value) is ast.Constant:
+                if isinstance(value.value, str):
+                    texts[source_text(value)] = (_literal(value.value),)
+            elif type(value) in (ast.Call, ast.JoinedStr, ast.BinOp) and self.is_string_like(
+                value, guess=False
+            ):
+                built = self._build(value)
+                if len(built) == 1 and built[0].form not in ("opaque", "reference"):
+                    texts[source_text(value)] = built[0].parts
+        return texts
 
     def _text_function(self, built: Built, name: str, node: ast.expr) -> Built:
         target = _single_reference(built)
@@ -743,7 +766,9 @@ def apply_format_arguments(
     keywords: Mapping[str, str] = arguments.get("keywords", {})
     result: list[TemplatePart] = []
     auto = 0
-    for part in parts:
+    # Literal runs a first ``.format`` left apart ("{{0}}" gives "{" and "0}") are one field
+    # for a second one (sklearn's ``msg = msg.format("due to")``).
+    for part in merge_parts(parts):
         if part.hole:
             result.append(part)
             continue
