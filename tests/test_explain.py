@@ -976,6 +976,47 @@ def test_a_message_raised_with_several_arguments_is_tried_by_its_first(message, 
     assert variants[1:] == ([variant] if variant else [])
 
 
+@pytest.mark.parametrize(
+    ("message", "leaves"),
+    [
+        ("['“abc” value must be an integer.']", ["“abc” value must be an integer."]),
+        (
+            "{'email': ['Enter a valid email address.'], 'name': ['This field is required.']}",
+            ["Enter a valid email address.", "This field is required."],
+        ),
+        (
+            "{'email': [ErrorDetail(string='Enter a valid email address.', code='invalid')]}",
+            ["Enter a valid email address."],
+        ),
+        ("[Errno 2] No such file", []),
+        ("['unterminated", []),
+    ],
+)
+def test_a_list_or_dict_of_messages_is_tried_by_each(message, leaves):
+    from errdex.match.explain import message_variants
+    from errdex.match.parse import ParsedError
+
+    variants = message_variants(
+        ParsedError(error_class="ValidationError", qualified_class=None, message=message)
+    )
+    assert [v for v in variants[1:] if v in leaves] == leaves
+
+
+def test_a_django_validation_error_is_explained_by_the_message_it_holds(real_store):
+    # ``str(ValidationError)`` is the repr of its list of messages.
+    text = "django.core.exceptions.ValidationError: ['“abc” value must be an integer.']"
+    with SQLiteStore(real_store) as store:
+        answer = Explainer.for_database(store, real_store).explain(text)
+    best = answer.matches[0]
+    assert (best.kind, best.record.file_path, best.record.error_class) == (
+        "exact",
+        "django/db/models/fields/__init__.py",
+        "ValidationError",
+    )
+    assert best.record.error_message == "“{value}” value must be an integer."
+    assert best.captures == {"value": "abc"}
+
+
 def test_a_message_python_itself_raises_is_no_exact_match_without_a_frame(cli, tmp_path):
     # pytest's monkeypatch raises ``{target} has no attribute {name}``: the interpreter's
     # ``'NoneType' object has no attribute 'foo'`` fits it, but Python raised that one.

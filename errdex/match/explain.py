@@ -213,6 +213,10 @@ def message_variants(error: ParsedError) -> list[str]:
             value = None
         if isinstance(value, str):
             variants.append(value)
+    if message[:1] in "[{" and message[-1:] in "]}":
+        # Django's ``ValidationError: ['Enter a valid email address.']`` (a list or dict of
+        # messages, DRF's ``ErrorDetail(string=…)`` too): each message is a variant.
+        variants.extend(_repr_leaves(message))
     if message.startswith("["):
         stripped = _ERRNO.sub("", message)
         if stripped != message:
@@ -233,6 +237,38 @@ def message_variants(error: ParsedError) -> list[str]:
         # "consumer: Cannot connect to %s: %s." logged under its own logger).
         variants.append(f"{error.logger}: {message}")
     return variants
+
+
+MAX_REPR_CHARS = 4000
+"""A message longer than this is not read as a list or dict of messages."""
+
+MAX_REPR_LEAVES = 8
+"""At most this many messages of such a list or dict are tried."""
+
+
+def _repr_leaves(message: str) -> list[str]:
+    """The messages a list or dict repr holds (its values, not its keys), first first."""
+    if len(message) > MAX_REPR_CHARS:
+        return []
+    try:
+        tree = ast.parse(message, mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return []
+    leaves: list[str] = []
+    pending: list[ast.expr] = [tree]
+    while pending and len(leaves) < MAX_REPR_LEAVES:
+        node = pending.pop()
+        if type(node) is ast.Constant and isinstance(node.value, str):
+            leaves.append(node.value)
+        elif type(node) is ast.Dict:
+            pending.extend(reversed(node.values))
+        elif type(node) in (ast.List, ast.Tuple, ast.Set):
+            pending.extend(reversed(node.elts))  # type: ignore[attr-defined]
+        elif type(node) is ast.Call:
+            # DRF's ``ErrorDetail(string='This field is required.', code='required')``
+            texts = [k.value for k in node.keywords if k.arg in ("string", "message")]
+            pending.extend(reversed(texts or node.args[:1]))
+    return [leaf for leaf in leaves if leaf.strip()]
 
 
 def _parenthesised_variants(message: str, error_class: str | None) -> list[str]:
