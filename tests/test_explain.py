@@ -802,6 +802,12 @@ def real_store(tmp_path_factory):
     return db
 
 
+def best_match(db, text):
+    """The best match of a paste explained against the store ``db``."""
+    with SQLiteStore(db) as store:
+        return Explainer.for_database(store, db).explain(text).matches[0]
+
+
 def _value(style, number):
     value = 40 + number
     try:
@@ -944,9 +950,7 @@ def test_what_click_prints_for_a_missing_argument_is_its_raise_site(real_store):
     text = (
         "Usage: cli [OPTIONS] SRC\nTry 'cli --help' for help.\n\nError: Missing argument 'SRC'.\n"
     )
-    with SQLiteStore(real_store) as store:
-        answer = Explainer.for_database(store, real_store).explain(text)
-    best = answer.matches[0]
+    best = best_match(real_store, text)
     assert (best.kind, best.record.file_path, best.record.line_number) == (
         "exact",
         "click/core.py",
@@ -1005,9 +1009,7 @@ def test_a_list_or_dict_of_messages_is_tried_by_each(message, leaves):
 def test_a_django_validation_error_is_explained_by_the_message_it_holds(real_store):
     # ``str(ValidationError)`` is the repr of its list of messages.
     text = "django.core.exceptions.ValidationError: ['“abc” value must be an integer.']"
-    with SQLiteStore(real_store) as store:
-        answer = Explainer.for_database(store, real_store).explain(text)
-    best = answer.matches[0]
+    best = best_match(real_store, text)
     assert (best.kind, best.record.file_path, best.record.error_class) == (
         "exact",
         "django/db/models/fields/__init__.py",
