@@ -1654,6 +1654,59 @@ def test_the_text_of_a_class_no_site_names_is_a_record_of_its_own():
     assert [s.error_class for s in sites if s.path == "exceptions.py"] == ["ClientError"]
 
 
+def test_a_factory_that_delegates_to_a_subclass_method_makes_its_exceptions():
+    # The openai SDK: the base client's factory builds the message and hands it to
+    # ``_make_status_error``, which only the (generic base's) subclass implements.
+    sites = mine(
+        {
+            "base.py": """\
+            from typing import Generic, TypeVar
+
+            T = TypeVar("T")
+
+            class BaseClient(Generic[T]):
+                def _make_status_error_from_response(self, response):
+                    if response.is_closed:
+                        err_msg = f"Error code: {response.status_code}"
+                    else:
+                        body = response.text
+                        err_msg = f"Error code: {response.status_code} - {body}"
+                    return self._make_status_error(err_msg, body=None, response=response)
+
+                def _make_status_error(self, err_msg, *, body, response):
+                    raise NotImplementedError()
+
+            class SyncAPIClient(BaseClient[int]):
+                def request(self, err):
+                    raise self._make_status_error_from_response(err.response) from None
+            """,
+            "client.py": """\
+            from base import SyncAPIClient
+
+            class RateLimitError(Exception):
+                pass
+
+            class APIStatusError(Exception):
+                pass
+
+            class OpenAI(SyncAPIClient):
+                def _make_status_error(self, err_msg, *, body, response):
+                    if response.status_code == 429:
+                        return RateLimitError(err_msg)
+                    return APIStatusError(err_msg)
+            """,
+        }
+    )
+    made = sorted((s.error_class, s.template.text) for s in sites if s.line == 19)
+    assert made == [
+        ("APIStatusError", "Error code: {response.status_code}"),
+        ("APIStatusError", "Error code: {response.status_code} - {body}"),
+        ("RateLimitError", "Error code: {response.status_code}"),
+        ("RateLimitError", "Error code: {response.status_code} - {body}"),
+    ]
+    assert {s.form for s in sites if s.line == 19} == {"factory"}
+
+
 def test_a_warn_imported_from_the_source_is_its_helper_not_warnings_warn():
     sites = mine(
         {

@@ -237,6 +237,9 @@ def _message_like(name: str) -> bool:
 
 _MAX_PENDING_DEPTH = 8
 
+_MAX_RETURNS = 32
+"""At most this many exceptions a factory returns are kept (one per class and text)."""
+
 # -- code facts (#5)
 _IF, _CASE, _LOOKUP = 0, 1, 2  # guard entries on the walk's stack (see _ModuleExtractor._facts)
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -1814,7 +1817,13 @@ class _ModuleExtractor:
     def _class(self, node: ast.ClassDef) -> None:
         outer = self._scope
         qualname = f"{outer.qualname}.{node.name}" if outer.qualname else node.name
-        bases = [text for text in (_dotted(b) for b in node.bases) if text is not None]
+        # ``class SyncAPIClient(BaseClient[httpx.Client, Stream[Any]])``: a generic base is
+        # the class it subscripts.
+        bases = [
+            text
+            for text in (_dotted(b.value if type(b) is ast.Subscript else b) for b in node.bases)
+            if text is not None
+        ]
         info = _ClassInfo(qualname=qualname, line=node.lineno, bases=bases)
         for statement in node.body:
             self._collect_constant(statement, info.constants, info.tables, "constant-ref")
@@ -2359,6 +2368,7 @@ class _ModuleExtractor:
             ):
                 self._factory_return(scope.info, call, name, statement.lineno)
                 return
+            self._delegate_return(scope.info, call, name, statement.lineno)
             if self._helper_call(call, statement):
                 return
         if scope.info is not None and len(scope.info.messages) < 8:
@@ -2411,6 +2421,45 @@ class _ModuleExtractor:
             )
         entry["templates"] = templates
         info.returns.append(entry)
+
+    def _delegate_return(
+        self, info: _FunctionInfo | None, call: ast.Call, name: str | None, line: int
+    ) -> None:
+        """Note a factory's ``return self._make_status_error(err_msg, …)``.
+
+        The exception is the one another function of the source makes of this one's message
+        (the openai SDK's, whose subclass returns ``RateLimitError(err_msg, …)`` by status).
+        """
+        if (
+            info is None
+            or name is None
+            or _is_class_like(name)
+            or not _FACTORY_NAME.search(info.qualname.rpartition(".")[2])
+            or len(info.returns) >= _MAX_RETURNS
+        ):
+            return
+        message = self._message_argument(call)
+        if message is None:
+            return
+        built = [b for b in self.builder.build(message) if _literal_length(b.parts)]
+        if not built:
+            return
+        at: int | str | None = next((n for n, a in enumerate(call.args) if a is message), None)
+        if at is None:
+            at = next((k.arg for k in call.keywords if k.value is message), None)
+        if at is None:
+            return
+        info.returns.append(
+            {
+                "delegate": self._call_spec(call, call.func),
+                "at": at,
+                "line": line,
+                "templates": [
+                    {"parts": _dump_parts(merge_parts(b.parts)), "line": line, "i18n": b.i18n}
+                    for b in built[:4]
+                ],
+            }
+        )
 
     def _call(self, call: ast.Call, statement: ast.stmt) -> None:
         func = call.func
@@ -4312,9 +4361,15 @@ class _Linker:
         qualname: str,
         returns: Sequence[Mapping[str, Any]],
         values: Mapping[str, Sequence[TemplatePart]],
+        depth: int = 0,
     ) -> list[tuple[str, _Text, str, Mapping[str, Any]]] | None:
         results: list[tuple[str, _Text, str, Mapping[str, Any]]] = []
         for entry in returns:
+            if "delegate" in entry:
+                for made in self._delegated(owner, entry, values, depth):
+                    if not any(r[0] == made[0] and r[1].parts == made[1].parts for r in results):
+                        results.append(made)
+                continue
             texts: list[_Text] | None = None
             inner = entry.get("call")
             if inner is not None:
@@ -4337,7 +4392,64 @@ class _Linker:
                         entry,
                     )
                 )
-        return results[:8] or None
+        delegates = depth or any("delegate" in entry for entry in returns)
+        return results[: _MAX_RETURNS if delegates else 8] or None
+
+    def _returns_of(self, found: tuple[str, str, bool] | None) -> bool:
+        """Whether a function :meth:`function_of` found returns exceptions."""
+        if found is None:
+            return False
+        return bool((self.modules[found[0]].get("functions").get(found[1]) or {}).get("returns"))
+
+    def _delegated(
+        self,
+        owner: str,
+        entry: Mapping[str, Any],
+        values: Mapping[str, Sequence[TemplatePart]],
+        depth: int,
+    ) -> list[tuple[str, _Text, str, Mapping[str, Any]]]:
+        """What the function a factory delegates to returns, for each text of its message.
+
+        A method of the base class that only raises ``NotImplementedError`` stands for the
+        subclasses' own (the openai SDK's ``_make_status_error``).
+        """
+        if depth >= _MAX_PENDING_DEPTH:
+            return []
+        call = entry["delegate"]
+        found = self.function_of(owner, call)
+        candidates = [found] if found is not None else []
+        if call.get("self") and call.get("class") and not self._returns_of(found):
+            candidates = [
+                (*method, True)
+                for sub in self.subclasses(owner, str(call["class"]))
+                if (method := self.method(*sub, str(call["self"]))) is not None
+                and (found is None or method != found[:2])
+            ]
+        results: list[tuple[str, _Text, str, Mapping[str, Any]]] = []
+        at = entry["at"]
+        for template in entry.get("templates") or []:
+            message = _dump_parts(bind_holes(_load_parts(template["parts"]), values))
+            if isinstance(at, int):
+                args = list(call.get("args") or [])
+                if at >= len(args):
+                    continue
+                args[at] = message
+                bound_call = {**call, "args": args}
+            else:
+                bound_call = {**call, "keywords": {**(call.get("keywords") or {}), at: message}}
+            for module, qualname, skip in candidates:
+                function = self.modules[module].get("functions")[qualname]
+                if not self._returns_of((module, qualname, skip)):
+                    continue
+                params = list(function.get("params") or [])[_implicit(function, skip) :]
+                inner, _ = self._arguments(
+                    owner, bound_call, params, function.get("defaults") or {}
+                )
+                made = self._factory_results(
+                    module, qualname, function["returns"], inner, depth + 1
+                )
+                results.extend(made or [])
+        return results
 
     # -- the sites -------------------------------------------------------------------------
 
