@@ -1654,6 +1654,33 @@ def test_the_text_of_a_class_no_site_names_is_a_record_of_its_own():
     assert [s.error_class for s in sites if s.path == "exceptions.py"] == ["ClientError"]
 
 
+def test_a_factory_defined_in_the_function_that_raises_it_makes_its_exception():
+    # matplotlib's scatter: ``def invalid_shape_exception(csize, xsize): return
+    # ValueError(f"'c' argument has {csize} elements…")``, then ``raise
+    # invalid_shape_exception(c.size, xsize) from err`` in the same function.
+    sites = mine(
+        {
+            "axes.py": """\
+            class Axes:
+                @staticmethod
+                def parse_color(c, xsize):
+                    def invalid_shape_exception(csize, xsize):
+                        return ValueError(f"'c' argument has {csize} elements, not {xsize}.")
+                    try:
+                        c = float(c)
+                    except ValueError as err:
+                        raise invalid_shape_exception(c.size, xsize) from err
+            """
+        }
+    )
+    site = one(sites, 9)
+    assert (site.error_class, site.form, site.template.text) == (
+        "ValueError",
+        "factory",
+        "'c' argument has {c.size} elements, not {xsize}.",
+    )
+
+
 def test_a_factory_that_delegates_to_a_subclass_method_makes_its_exceptions():
     # The openai SDK: the base client's factory builds the message and hands it to
     # ``_make_status_error``, which only the (generic base's) subclass implements.

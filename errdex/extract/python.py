@@ -989,6 +989,8 @@ class _Scope:
     ``raise exc`` is a site of its own too."""
     assigned: set[str] = field(default_factory=set)
     """Names the function assigns (a parameter among them no longer holds what was passed)."""
+    nested: dict[str, str] = field(default_factory=dict)
+    """The functions defined in this one, by name: their qualified names."""
 
 
 @dataclass(frozen=True)
@@ -1786,6 +1788,8 @@ class _ModuleExtractor:
         info.classes = _class_defaults(node, defaults)
         info.helper_param = next((p for p in info.params if p in HELPER_PARAMETERS), None)
         self.functions[qualname] = info
+        if outer.function is not None:
+            outer.nested[node.name] = qualname
         cls = outer.cls
         if direct_method and cls is not None and node.name == "__init__":
             cls.has_init = True
@@ -2039,6 +2043,10 @@ class _ModuleExtractor:
         ):
             spec["self"] = func.attr
             spec["class"] = self._scope.cls.qualname if self._scope.cls is not None else None
+        elif isinstance(func, ast.Name) and func.id in self._scope.nested:
+            # matplotlib's ``raise invalid_shape_exception(c.size, xsize)``, a factory
+            # defined in the function that raises.
+            spec["callee"] = self._scope.nested[func.id]
         else:
             spec["callee"] = _dotted(func)
             if (
@@ -4286,6 +4294,8 @@ class _Linker:
         callee = call.get("callee")
         if not callee:
             return None
+        if "." in str(callee) and str(callee) in self.modules[module].get("functions"):
+            return (module, str(callee), False)  # a function defined in the one that calls it
         entity = self.lookup(module, callee)
         if entity is not None and entity[0] == "function":
             return (entity[1], entity[2], False)
