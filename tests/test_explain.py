@@ -637,8 +637,10 @@ def test_the_index_is_cached_next_to_the_store_and_rebuilt_when_it_changes(
         ),
         "a" * 10_000_000 + "('x')",
         "E('" * 3_000_000 + "')",
+        "x" + " " * 5_000_000 + "(see https://example.com)",
+        "[" * 100_000 + "'x'" + "]" * 100_000,
     ],
-    ids=["a-bang", "10MB", "binary", "1000-chain", "repr-name", "repr-opens"],
+    ids=["a-bang", "10MB", "binary", "1000-chain", "repr-name", "repr-opens", "link", "lists"],
 )
 def test_hostile_pastes_answer_within_a_second(tmp_path, seeded, db, hostile):
     import time
@@ -1004,6 +1006,25 @@ def test_a_list_or_dict_of_messages_is_tried_by_each(message, leaves):
         ParsedError(error_class="ValidationError", qualified_class=None, message=message)
     )
     assert [v for v in variants[1:] if v in leaves] == leaves
+
+
+def test_a_note_with_a_link_at_the_end_of_a_message_is_tried_without_it(cli, tmp_path):
+    # SQLAlchemy's ``util.warn(msg, code="qzyx")`` warns ``SAWarning(msg, code=code)``, whose
+    # text ends with a link to the code's page.
+    body = (
+        "import warnings\n"
+        "\n"
+        "def configure(name, other):\n"
+        '    warnings.warn(f"relationship {name} will copy column {other}.", UserWarning)\n'
+    )
+    mined(cli, tmp_path, {"orm/relationships.py": body})
+    text = (
+        "UserWarning: relationship 'Child.parent' will copy column parent.id. (Background on"
+        " this warning at: https://sqlalche.me/e/20/qzyx)"
+    )
+    best = json.loads(cli("explain", text, "--json").output)["matches"][0]
+    assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 4)
+    assert best["captures"] == {"name": "'Child.parent'", "other": "parent.id"}
 
 
 def test_a_django_validation_error_is_explained_by_the_message_it_holds(real_store):

@@ -129,6 +129,10 @@ _FILENAME = re.compile(r": '(?:[^'\\]|\\.)*'(?: -> '(?:[^'\\]|\\.)*')?\Z")
 _TUPLE_HEAD = re.compile(r"""\((?P<text>'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"), """)
 """The first argument of an exception raised with several, as it prints them (a tuple)."""
 _SUB_EXCEPTIONS = re.compile(r" \(\d+ sub-exceptions?\)\Z")
+_LINK_NOTE = re.compile(r"\([^()\n]{0,80}https?://[^()\s]{1,200}\)\Z")
+"""A note in parentheses with a link that ends a message."""
+MAX_LINK_NOTE = 300
+"""Such a note is looked for in this many last characters of a message only."""
 
 
 @dataclass(slots=True)
@@ -284,6 +288,11 @@ def _parenthesised_variants(message: str, error_class: str | None) -> list[str]:
                 first = None
             if isinstance(first, str) and first:
                 variants.append(first)
+    # A note with a link a class adds at the end (SQLAlchemy's " (Background on this warning
+    # at: https://sqlalche.me/e/20/qzyx)", when the site passes ``code=``).
+    linked = _LINK_NOTE.search(message, max(0, len(message) - MAX_LINK_NOTE))
+    if linked is not None and message[: linked.start()].strip():
+        variants.append(message[: linked.start()].rstrip())
     # A log line that shows the exception's repr: ``task failed: KeyError('phase')``.
     text = repr_message(message)
     if text is not None:
