@@ -305,6 +305,19 @@ def test_membership_in_a_literal_set() -> None:
     assert keyword_value(calls_of(after, "open_store")[0], "mode") in ("r", "w", "a")
 
 
+def test_a_comparison_python_refuses_for_a_value_is_no_crash() -> None:
+    # ``-1 not in b"\\r\\n"`` raises ValueError (a byte must be in range(0, 256)): the writer
+    # cannot tell that value's outcome, and writes the rest.
+    facts = facts_for(
+        "read_line",
+        "marker",
+        subject="marker",
+        guards=[Guard(kind="membership", text="marker not in b'\\r\\n'", subject="marker")],
+    )
+    narrative = write_offline(make_record("Unexpected marker {marker}", facts=facts))
+    assert "marker" in narrative.documentation
+
+
 def test_membership_in_a_named_container() -> None:
     facts = facts_for(
         "open_store",

@@ -472,7 +472,7 @@ def _compare(node: ast.Compare, is_subject: _Matcher, value: object) -> object:
         try:
             if not _COMPARISONS[type(op)](left, right):
                 return False
-        except TypeError as error:
+        except Exception as error:  # noqa: BLE001 - ``256 in b"…"``: ValueError; any is unknown
             raise _Unknown from error
         left = right
     return True
