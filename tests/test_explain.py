@@ -1040,6 +1040,19 @@ def test_a_django_validation_error_is_explained_by_the_message_it_holds(real_sto
     assert best.captures == {"value": "abc"}
 
 
+def test_a_logged_message_python_raised_is_told_as_such(cli, tmp_path):
+    # uvicorn logs the OSError it caught: ``logger.error(exc)``.
+    body = "import logging\n\ndef serve(exc):\n    logging.getLogger('uvicorn').error(exc)\n"
+    mined(cli, tmp_path, {"uvicorn/server.py": body})
+    answer = json.loads(
+        cli("explain", "ERROR:    [Errno 98] Address already in use", "--json").output
+    )
+    assert answer["interpreter"] == (
+        "Python itself raises this OSError: the operating system refused the operation:"
+        " address already in use."
+    )
+
+
 def test_a_message_python_itself_raises_is_no_exact_match_without_a_frame(cli, tmp_path):
     # pytest's monkeypatch raises ``{target} has no attribute {name}``: the interpreter's
     # ``'NoneType' object has no attribute 'foo'`` fits it, but Python raised that one.

@@ -363,9 +363,15 @@ def _innermost_at(candidate: _Candidate) -> bool:
 
 
 def _interpreter_message(error: ParsedError) -> InterpreterMessage | None:
-    """The interpreter's message an error shows: only with a built-in class, or none."""
+    """The interpreter's message an error shows: only with a built-in class, or none.
+
+    A log line's message is compared with every class's (uvicorn's ``ERROR:    [Errno 98]
+    Address already in use`` logs the ``OSError`` it caught).
+    """
     qualified = error.qualified_class
-    if error.level is not None or (
+    if error.level is not None:
+        return interpreter_message(None, error.message)
+    if (
         qualified is not None
         and "." in qualified
         and qualified.split(".", 1)[0] not in sys.stdlib_module_names
@@ -560,7 +566,9 @@ class Explainer:
             ambiguous=ambiguous,
             total=len(exact) if exact else len(chosen),
             interpreter=(
-                interpreter.describe(errors[primary].error_class)
+                interpreter.describe(
+                    None if errors[primary].level is not None else errors[primary].error_class
+                )
                 if interpreter and not (interpreter.general and exact)
                 else None
             ),
