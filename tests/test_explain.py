@@ -1040,6 +1040,52 @@ def test_a_django_validation_error_is_explained_by_the_message_it_holds(real_sto
     assert best.captures == {"value": "abc"}
 
 
+def test_a_printed_warning_of_a_class_warned_at_one_site_offers_that_site(cli, tmp_path):
+    # langchain's ``warnings.warn(warning, category=LangChainDeprecationWarning)``: a text
+    # built step by step, printed at the user's own line (``stacklevel``).
+    body = (
+        "import warnings\n"
+        "\n"
+        "class LangChainDeprecationWarning(DeprecationWarning):\n"
+        "    pass\n"
+        "\n"
+        "def warn_deprecated(warning):\n"
+        "    warnings.warn(warning, category=LangChainDeprecationWarning, stacklevel=4)\n"
+    )
+    mined(cli, tmp_path, {"langchain_core/_api/deprecation.py": body})
+    text = (
+        "/home/user/app.py:12: LangChainDeprecationWarning: The class `ChatOpenAI` was"
+        " deprecated in LangChain 0.0.10 and will be removed in 1.0.\n"
+        '  llm = ChatOpenAI(model="gpt-4o")\n'
+    )
+    best = json.loads(cli("explain", text, "--json").output)["matches"][0]
+    assert (best["record"]["lineNumber"], best["record"]["errorClass"]) == (
+        7,
+        "LangChainDeprecationWarning",
+    )
+    assert any("raised at 1 site(s) only" in note for note in best["evidence"])
+
+
+def test_the_file_and_line_a_log_record_names_tells_identical_sites_apart(cli, tmp_path):
+    # transformers' explicit format names the file (logging's bare ``%(filename)s``).
+    body = (
+        "import logging\n"
+        "logger = logging.getLogger(__name__)\n"
+        "\n"
+        "def load(kwargs):\n"
+        '    logger.warning("`torch_dtype` is deprecated! Use `dtype` instead!")\n'
+    )
+    mined(cli, tmp_path, {"tf/modeling_utils.py": body, "tf/configuration_utils.py": body})
+    text = (
+        "[WARNING|modeling_utils.py:5] 2025-06-01 12:00:00,123 >> `torch_dtype` is"
+        " deprecated! Use `dtype` instead!"
+    )
+    answer = json.loads(cli("explain", text, "--json").output)
+    assert not answer["ambiguous"]
+    best = answer["matches"][0]
+    assert (best["kind"], best["record"]["filePath"]) == ("exact", "tf/modeling_utils.py")
+
+
 def test_a_logged_message_python_raised_is_told_as_such(cli, tmp_path):
     # uvicorn logs the OSError it caught: ``logger.error(exc)``.
     body = "import logging\n\ndef serve(exc):\n    logging.getLogger('uvicorn').error(exc)\n"

@@ -369,7 +369,7 @@ def _interpreter_message(error: ParsedError) -> InterpreterMessage | None:
     Address already in use`` logs the ``OSError`` it caught).
     """
     qualified = error.qualified_class
-    if error.level is not None:
+    if error.level is not None and (error.error_class or "").upper() in _LEVELS:
         return interpreter_message(None, error.message)
     if (
         qualified is not None
@@ -567,7 +567,9 @@ class Explainer:
             total=len(exact) if exact else len(chosen),
             interpreter=(
                 interpreter.describe(
-                    None if errors[primary].level is not None else errors[primary].error_class
+                    None
+                    if (errors[primary].error_class or "").upper() in _LEVELS
+                    else errors[primary].error_class
                 )
                 if interpreter and not (interpreter.general and exact)
                 else None
@@ -605,9 +607,11 @@ class Explainer:
         if first_line:
             self._first_line_matches(number, first_line, candidates)
         frames = error.frames or self._mentions(paste)
+        # A log record's own place (not a printed warning's, which is the user's line).
+        logged = (error.error_class or "").upper() in _LEVELS and not error.frames[1:]
         for position, frame in enumerate(frames):
             innermost = position == len(frames) - 1
-            for record in index.records_in_file(frame.path):
+            for record in index.records_in_file(frame.path, logged=logged):
                 candidate = candidates.get(record)
                 if candidate is None:
                     near = (
@@ -696,7 +700,11 @@ class Explainer:
         ``NonHttpUrlClientError: ftp://…``: aiohttp raises that class at one place, and its
         template (the URL) is all hole; a class raised at many places says little.
         """
-        if error.level is not None or error.error_class in BUILTIN_EXCEPTIONS:
+        if (
+            not error.error_class
+            or error.error_class.upper() in _LEVELS
+            or error.error_class in BUILTIN_EXCEPTIONS
+        ):
             return  # a log level, or a class Python and every library raise
         records = self.index.records_of_class(str(error.error_class))
         if not records or len(records) > CLASS_SITES:

@@ -512,7 +512,7 @@ class MatcherIndex:
         """Return a record's site kind."""
         return self._kind_names[self._kind_ids[record]]
 
-    def records_in_file(self, frame_path: str) -> list[int]:
+    def records_in_file(self, frame_path: str, *, logged: bool = False) -> list[int]:
         """Return the records whose file path is a suffix of a frame's path.
 
         A repository path may carry a source-layout prefix that an installed package does not
@@ -521,6 +521,9 @@ class MatcherIndex:
 
         Args:
             frame_path: A path as a traceback shows it (absolute, relative, Windows).
+            logged: The path is where a log record was made: a bare file name (logging's
+                ``%(filename)s``: ``[WARNING|modeling_utils.py:1404]``) is every file of that
+                name. (In a traceback it is the user's own script.)
 
         Returns:
             Record indexes, in index order.
@@ -534,8 +537,9 @@ class MatcherIndex:
         )
         found: list[int] = []
         starts, items = self._path_starts, self._path_items
+        bare = logged and "/" not in normalized
         for path_id in self._by_basename.get(name, ()):
-            if any(
+            if bare or any(
                 normalized == variant
                 or normalized.endswith("/" + variant)
                 or (relative and variant.endswith("/" + normalized))

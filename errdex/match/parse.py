@@ -1613,6 +1613,8 @@ def _separators(line: str, pos: int) -> int:
         c = line[pos]
         if c in " \t|" or (c in "-:," and (pos + 1 == n or line[pos + 1] in " \t")):
             pos += 1
+        elif c == ">" and line.startswith(">> ", pos):
+            pos += 2  # transformers' explicit format: ``… 2025-06-01 12:00:00,123 >> msg``
         else:
             break
     return pos
@@ -1624,6 +1626,12 @@ def _bracket(line: str, pos: int) -> tuple[str, int] | None:
     if end < 0:
         return None
     return line[pos + 1 : end], end + 1
+
+
+_LEVEL_AND_FILE = re.compile(
+    r"(?P<level>[A-Za-z]{4,9})\|(?P<file>[\w.\-/\\]+\.py):(?P<line>\d{1,7})\Z"
+)
+"""``WARNING|modeling_utils.py:1404``: a level and the file and line that logged."""
 
 
 def _parse_log_header(line: str) -> _LogHeader | None:  # noqa: C901 - a tokenizer
@@ -1672,6 +1680,10 @@ def _parse_log_header(line: str) -> _LogHeader | None:  # noqa: C901 - a tokeniz
                         logger = word
             elif _level(inner, strict=False) and level is None:
                 level = _level(inner, strict=False)
+            elif level is None and (explicit := _LEVEL_AND_FILE.match(inner)) is not None:
+                # transformers' explicit format: ``[WARNING|modeling_utils.py:1404] … >> msg``
+                level = _level(explicit["level"], strict=False)
+                frame = Frame(explicit["file"], _int(explicit["line"]))
             elif inner.isdigit() or inner.startswith(("pid", "tid")):
                 pass
             elif (location := _FILE_LINE.match(inner)) is not None:
