@@ -1654,6 +1654,33 @@ def test_the_text_of_a_class_no_site_names_is_a_record_of_its_own():
     assert [s.error_class for s in sites if s.path == "exceptions.py"] == ["ClientError"]
 
 
+def test_a_class_text_a_function_builds_keeps_its_decorated_form():
+    # pymongo: ``super().__init__(_format_detailed_error(error, details))``, a function that
+    # returns ``f"{message}, full error: {details}"`` or the bare message.
+    sites = mine(
+        {
+            "errors.py": """\
+            def _format_detailed_error(message, details):
+                if details is not None:
+                    message = f"{message}, full error: {details}"
+                return message
+
+            class PyMongoError(Exception):
+                def __init__(self, message="", error_labels=None):
+                    super().__init__(message)
+
+            class OperationFailure(PyMongoError):
+                def __init__(self, error, code=None, details=None):
+                    super().__init__(_format_detailed_error(error, details))
+
+            def check(errmsg, code, response):
+                raise OperationFailure(errmsg, code, response)
+            """
+        }
+    )
+    assert texts(sites, 15) == ["{errmsg}", "{errmsg}, full error: {response}"]
+
+
 def test_a_factory_defined_in_the_function_that_raises_it_makes_its_exception():
     # matplotlib's scatter: ``def invalid_shape_exception(csize, xsize): return
     # ValueError(f"'c' argument has {csize} elements…")``, then ``raise

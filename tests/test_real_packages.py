@@ -381,7 +381,14 @@ EXPECTED = [
         1052,
         "raise",
         "PydanticUserError",
-        ["Cannot use `with_config` on {class_.__name__} as it is a Pydantic model"],
+        # ``__str__`` shows the message alone without a code, and with the code's page after
+        # it (the decorated text is kept next to the bare one).
+        [
+            "Cannot use `with_config` on {class_.__name__} as it is a Pydantic model",
+            "Cannot use `with_config` on {class_.__name__} as it is a Pydantic model\n\n"
+            "For further information visit"
+            " https://errors.pydantic.dev/{version_short()}/u/with-config-on-model",
+        ],
         "class-template",
         {"error_code": "with-config-on-model"},
     ),

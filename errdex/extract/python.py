@@ -535,6 +535,14 @@ def _strip(text: str, *, method: str, chars: str | None) -> str:
     return stripped
 
 
+def _calls_a_function(parts: Sequence[TemplatePart]) -> bool:
+    """Whether a text is what a function of the source returns, resolved at link.
+
+    pymongo's ``super().__init__(_format_detailed_error(error, details))``.
+    """
+    return any((part_reference(p) or {}).get("call") is not None for p in parts)
+
+
 def _own_message(site: RaiseSite) -> bool:
     """Whether a raise gives its exception a message (not only other values, or nothing)."""
     if site.form in ("class-default", "class-template"):
@@ -2592,7 +2600,7 @@ class _ModuleExtractor:
         if message is None or cls.init_text:
             return
         built = self.builder.build(message)
-        if any(_has_text(b.parts) for b in built):
+        if any(_has_text(b.parts) or _calls_a_function(b.parts) for b in built):
             cls.init_text = [
                 Built(b.parts, b.form, b.i18n, Location(path=self.path, line=call.lineno))
                 for b in built
@@ -4166,12 +4174,20 @@ class _Linker:
             texts = one or texts
         # ``message = message or default``: the bare parameter is what a caller passes, the
         # other alternatives what is used when it passes nothing.
+        # A text that decorates the parameter (pymongo's ``f"{message}, full error:
+        # {details}"``) is not such a default: it stays with the bare one.
         direct = [
             t for t in texts if len(t.parts) == 1 and t.parts[0].hole and t.parts[0].text in names
         ]
-        if direct and len(direct) < len(texts):
+        carried = {t.parts[0].text for t in direct}
+        decorated = [
+            t
+            for t in texts
+            if t not in direct and any(p.hole and p.text in carried for p in t.parts)
+        ]
+        if direct and len(direct) + len(decorated) < len(texts):
             if any(names[t.parts[0].text] in passed for t in direct):
-                texts = direct
+                texts = direct + decorated
             else:
                 texts = [t for t in texts if t not in direct]
         bound: list[_Text] = []
