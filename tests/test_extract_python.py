@@ -1654,6 +1654,29 @@ def test_the_text_of_a_class_no_site_names_is_a_record_of_its_own():
     assert [s.error_class for s in sites if s.path == "exceptions.py"] == ["ClientError"]
 
 
+def test_a_local_name_bound_to_a_logger_method_logs_at_its_level():
+    # gunicorn: ``log_func = self.log.info if exit_status == 0 else self.log.error``.
+    sites = mine(
+        {
+            "arbiter.py": """\
+            class Arbiter:
+                def reap(self, worker, reason, exit_status):
+                    log_func = self.log.info if exit_status == 0 else self.log.error
+                    log_func("Worker (pid:%s) exited with code %s", worker, exit_status)
+                    log_func = print
+                    log_func("Reason: %s", reason)
+            """
+        }
+    )
+    logged = one(sites, 4)
+    assert (logged.kind, logged.error_class, logged.template.text) == (
+        SiteKind.LOG,
+        "ERROR",
+        "Worker (pid:{worker}) exited with code {exit_status}",
+    )
+    assert texts(sites, 6) == []  # rebound to something else
+
+
 def test_a_class_text_a_function_builds_keeps_its_decorated_form():
     # pymongo: ``super().__init__(_format_detailed_error(error, details))``, a function that
     # returns ``f"{message}, full error: {details}"`` or the bare message.

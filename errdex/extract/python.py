@@ -535,6 +535,23 @@ def _strip(text: str, *, method: str, chars: str | None) -> str:
     return stripped
 
 
+_SEVERITY_RANK = {Severity.CRITICAL: 3, Severity.ERROR: 2, Severity.WARNING: 1}
+
+
+def _log_method(value: ast.expr) -> str | None:
+    """The logger method a value is (``logger.error``), the most severe of an ``a if c else b``."""
+    if type(value) is ast.IfExp:
+        methods = [m for m in (_log_method(value.body), _log_method(value.orelse)) if m]
+        return max(methods, key=lambda m: _SEVERITY_RANK[_LOG_LEVELS[m]], default=None)
+    if (
+        type(value) is ast.Attribute
+        and value.attr in _LOG_LEVELS
+        and "log" in _receiver_name(value.value).lower()
+    ):
+        return value.attr
+    return None
+
+
 def _calls_a_function(parts: Sequence[TemplatePart]) -> bool:
     """Whether a text is what a function of the source returns, resolved at link.
 
@@ -999,6 +1016,8 @@ class _Scope:
     """Names the function assigns (a parameter among them no longer holds what was passed)."""
     nested: dict[str, str] = field(default_factory=dict)
     """The functions defined in this one, by name: their qualified names."""
+    log_aliases: dict[str, str] = field(default_factory=dict)
+    """Names bound here to a logger's method, with its level (gunicorn's ``log_func``)."""
 
 
 @dataclass(frozen=True)
@@ -1945,6 +1964,12 @@ class _ModuleExtractor:
             kind = type(value)
         if len(targets) == 1 and type(targets[0]) is ast.Name:
             self._forget_built(targets[0].id)
+            method = _log_method(value)
+            if method is not None:
+                # gunicorn's ``log_func = self.log.info if status == 0 else self.log.error``
+                scope.log_aliases[targets[0].id] = method
+            else:
+                scope.log_aliases.pop(targets[0].id, None)
         if kind is ast.Call:
             self._note_call(value)
             before = len(self.sites)
@@ -2487,7 +2512,11 @@ class _ModuleExtractor:
             # aiohttp's ``def __del__(self, _warnings=warnings)``: the module, kept for exit.
             default = self._param_default(receiver)
             receiver = (_dotted(default) if default is not None else None) or receiver
-        alias = self.log_aliases.get(name) if isinstance(func, ast.Name) else None
+        alias = (
+            self._scope.log_aliases.get(name) or self.log_aliases.get(name)
+            if isinstance(func, ast.Name)
+            else None
+        )
         if alias is not None:
             name, receiver = alias, "logger"
         if (
