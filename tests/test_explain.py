@@ -1086,6 +1086,20 @@ def test_the_file_and_line_a_log_record_names_tells_identical_sites_apart(cli, t
     assert (best["kind"], best["record"]["filePath"]) == ("exact", "tf/modeling_utils.py")
 
 
+def test_of_identical_sync_and_async_sites_the_synchronous_comes_first(cli, tmp_path):
+    body = (
+        "def select(timeout):\n"
+        '    raise TimeoutError(f"No servers found yet, Timeout: {timeout}s")\n'
+    )
+    mined(cli, tmp_path, {"db/asynchronous/topology.py": body, "db/synchronous/topology.py": body})
+    answer = json.loads(cli("explain", "No servers found yet, Timeout: 30s", "--json").output)
+    assert answer["ambiguous"]
+    assert [m["record"]["filePath"] for m in answer["matches"]] == [
+        "db/synchronous/topology.py",
+        "db/asynchronous/topology.py",
+    ]
+
+
 def test_a_logged_message_python_raised_is_told_as_such(cli, tmp_path):
     # uvicorn logs the OSError it caught: ``logger.error(exc)``.
     body = "import logging\n\ndef serve(exc):\n    logging.getLogger('uvicorn').error(exc)\n"

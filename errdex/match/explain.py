@@ -12,6 +12,7 @@ template matches, the nearest records come back marked approximate, never as exa
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from bisect import bisect_left
@@ -476,6 +477,19 @@ def _paste_lines(text: str) -> list[str]:
     ]
 
 
+_ASYNC_PATH = re.compile(r"(?:^|/)(?:asynchronous|aio|_async|async_?)(?:/|\.py\Z)|_async\.py\Z")
+
+
+@functools.lru_cache(maxsize=4096)
+def _asynchronous(path: str) -> bool:
+    """Whether a file is the asynchronous copy of a synchronous one.
+
+    pymongo's ``asynchronous/``, kubernetes' ``aio/``: of two sites that tie, the synchronous
+    one is listed first, as more users call it.
+    """
+    return _ASYNC_PATH.search(path) is not None
+
+
 def _in_package(path: str, package: str) -> bool:
     return any(v.startswith(package + "/") or v == package + ".py" for v in path_variants(path))
 
@@ -555,6 +569,9 @@ class Explainer:
             _not_the_interpreter(candidates, primary, interpreter)
         rowids = self.index.rowids
         ranked = sorted(candidates.values(), key=lambda c: (-c.score, rowids[c.record]))
+        if len(ranked) > 1 and ranked[0].score == ranked[1].score:
+            path = self.index.path  # a tie: the synchronous copy of a site first
+            ranked.sort(key=lambda c: (-c.score, _asynchronous(path(c.record))))
         exact = [c for c in ranked if c.exact]
         ambiguous = self._mark_ambiguity(exact)
         chosen = (exact or ranked)[:top]
