@@ -1654,6 +1654,37 @@ def test_the_text_of_a_class_no_site_names_is_a_record_of_its_own():
     assert [s.error_class for s in sites if s.path == "exceptions.py"] == ["ClientError"]
 
 
+def test_a_raise_of_a_function_that_makes_the_class_it_is_given_raises_that_class():
+    # huggingface_hub: ``raise _format(GatedRepoError, message, response)``, where ``_format``
+    # ends with ``err = error_type(final_error_message, …); return err``.
+    sites = mine(
+        {
+            "http.py": """\
+            class GatedRepoError(Exception):
+                pass
+
+            def _format(error_type, custom_message, response):
+                final_error_message = custom_message
+                err = error_type(final_error_message.strip(), response=response)
+                return err
+
+            def _made(kind, text):
+                return kind(text)
+
+            def raise_for_status(response, e):
+                message = f"Cannot access gated repo for url {response.url}."
+                raise _format(GatedRepoError, message, response) from e
+                raise _made(e.kind, "no class known")
+            """
+        }
+    )
+    assert (one(sites, 14).error_class, one(sites, 14).template.text) == (
+        "GatedRepoError",
+        "Cannot access gated repo for url {response.url}.",
+    )
+    assert one(sites, 15).error_class == "_made"  # a class bound at run time stays unknown
+
+
 def test_a_local_name_bound_to_a_logger_method_logs_at_its_level():
     # gunicorn: ``log_func = self.log.info if exit_status == 0 else self.log.error``.
     sites = mine(

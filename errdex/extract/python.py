@@ -925,10 +925,18 @@ class _FunctionInfo:
     messages: list[Built] = field(default_factory=list)
     is_property: bool = False
     forwards: list[dict[str, Any]] = field(default_factory=list)
+    class_param: str | None = None
+    """The parameter whose class the function returns an instance of (``return error_type(…)``)."""
 
     def export(self) -> dict[str, Any] | None:
         texts = any(_literal_length(b.parts) or has_reference(b.parts) for b in self.messages)
-        if not self.returns and not self.helper_sites and not texts and not self.forwards:
+        if (
+            not self.returns
+            and not self.helper_sites
+            and not texts
+            and not self.forwards
+            and not self.class_param
+        ):
             return None
         data: dict[str, Any] = {"line": self.line, "params": self.params}
         if self.method:
@@ -947,6 +955,8 @@ class _FunctionInfo:
             data["message"] = _export_list(self.messages[:8])
         if self.forwards:
             data["forwards"] = {"param": self.helper_param, "calls": self.forwards[:4]}
+        if self.class_param:
+            data["class_param"] = self.class_param
         if self.helper_sites:
             data["helper"] = {
                 "param": self.helper_param,
@@ -1018,6 +1028,8 @@ class _Scope:
     """The functions defined in this one, by name: their qualified names."""
     log_aliases: dict[str, str] = field(default_factory=dict)
     """Names bound here to a logger's method, with its level (gunicorn's ``log_func``)."""
+    made_by_param: dict[str, str] = field(default_factory=dict)
+    """Names bound here to an instance of a parameter (``err = error_type(…)``): the parameter."""
 
 
 @dataclass(frozen=True)
@@ -1964,6 +1976,10 @@ class _ModuleExtractor:
             kind = type(value)
         if len(targets) == 1 and type(targets[0]) is ast.Name:
             self._forget_built(targets[0].id)
+            if kind is ast.Call and type(value.func) is ast.Name and value.func.id in scope.params:
+                scope.made_by_param[targets[0].id] = value.func.id
+            else:
+                scope.made_by_param.pop(targets[0].id, None)
             method = _log_method(value)
             if method is not None:
                 # gunicorn's ``log_func = self.log.info if status == 0 else self.log.error``
@@ -2390,6 +2406,16 @@ class _ModuleExtractor:
             return
         if isinstance(value, ast.Await):
             value = value.value
+        if scope.info is not None:
+            # ``return error_type(message, …)``, or ``err = error_type(…)`` … ``return err``
+            if type(value) is ast.Name and value.id in scope.made_by_param:
+                scope.info.class_param = scope.made_by_param[value.id]
+            elif (
+                type(value) is ast.Call
+                and type(value.func) is ast.Name
+                and value.func.id in scope.params
+            ):
+                scope.info.class_param = value.func.id
         if isinstance(value, ast.Name) and value.id in scope.built:
             # ``exc = InvalidMetadata(…)`` … ``return exc``: as ``return InvalidMetadata(…)``.
             value = scope.built[value.id][2]
@@ -4450,6 +4476,28 @@ class _Linker:
         delegates = depth or any("delegate" in entry for entry in returns)
         return results[: _MAX_RETURNS if delegates else 8] or None
 
+    def _class_argument(self, module: str, call: Mapping[str, Any]) -> str | None:
+        """The class a call passes to a function that returns an instance of its parameter.
+
+        huggingface_hub's ``raise _format(GatedRepoError, message, response)``, where
+        ``_format`` ends with ``return error_type(message, …)``.
+        """
+        found = self.function_of(module, call)
+        if found is None:
+            return None
+        owner, qualname, skip = found
+        function = self.modules[owner].get("functions")[qualname]
+        param = function.get("class_param")
+        if not param:
+            return None
+        params = list(function.get("params") or [])[_implicit(function, skip) :]
+        values, passed = self._arguments(module, call, params, function.get("defaults") or {})
+        given = values.get(param) if param in passed else None
+        if not given or len(given) != 1:
+            return None
+        name = given[0].text.rpartition(".")[2]
+        return name if _is_class_like(name) else None
+
     def _returns_of(self, found: tuple[str, str, bool] | None) -> bool:
         """Whether a function :meth:`function_of` found returns exceptions."""
         if found is None:
@@ -4541,6 +4589,9 @@ class _Linker:
                         )
                         for error_class, text, factory, entry in made
                     ]
+                passed_class = self._class_argument(module, call)
+                if passed_class is not None:
+                    site = site.model_copy(update={"error_class": passed_class})
             else:
                 cls = self.find_class(module, str(call.get("callee") or ""))
                 texts = self.class_call(*cls, call, given) if cls is not None else None
