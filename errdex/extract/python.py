@@ -1980,7 +1980,7 @@ class _ModuleExtractor:
                 scope.made_by_param[targets[0].id] = value.func.id
             else:
                 scope.made_by_param.pop(targets[0].id, None)
-            method = _log_method(value)
+            method = _log_method(value) if kind is ast.Attribute or kind is ast.IfExp else None
             if method is not None:
                 # gunicorn's ``log_func = self.log.info if status == 0 else self.log.error``
                 scope.log_aliases[targets[0].id] = method
@@ -4482,17 +4482,11 @@ class _Linker:
         huggingface_hub's ``raise _format(GatedRepoError, message, response)``, where
         ``_format`` ends with ``return error_type(message, …)``.
         """
-        found = self.function_of(module, call)
-        if found is None:
+        bound = self._called_function(module, call, "class_param")
+        if bound is None:
             return None
-        owner, qualname, skip = found
-        function = self.modules[owner].get("functions")[qualname]
-        param = function.get("class_param")
-        if not param:
-            return None
-        params = list(function.get("params") or [])[_implicit(function, skip) :]
-        values, passed = self._arguments(module, call, params, function.get("defaults") or {})
-        given = values.get(param) if param in passed else None
+        _, _, function, values = bound
+        given = values.get(str(function["class_param"]))
         if not given or len(given) != 1:
             return None
         name = given[0].text.rpartition(".")[2]
@@ -4528,6 +4522,7 @@ class _Linker:
                 if (method := self.method(*sub, str(call["self"]))) is not None
                 and (found is None or method != found[:2])
             ]
+        candidates = [c for c in candidates if self._returns_of(c)]
         results: list[tuple[str, _Text, str, Mapping[str, Any]]] = []
         at = entry["at"]
         for template in entry.get("templates") or []:
@@ -4542,8 +4537,6 @@ class _Linker:
                 bound_call = {**call, "keywords": {**(call.get("keywords") or {}), at: message}}
             for module, qualname, skip in candidates:
                 function = self.modules[module].get("functions")[qualname]
-                if not self._returns_of((module, qualname, skip)):
-                    continue
                 params = list(function.get("params") or [])[_implicit(function, skip) :]
                 inner, _ = self._arguments(
                     owner, bound_call, params, function.get("defaults") or {}
