@@ -363,6 +363,11 @@ def _innermost_at(candidate: _Candidate) -> bool:
     return candidate.frame_gain >= INNERMOST_GAIN - INSIDE_STATEMENT
 
 
+def _class_is_a_level(error: ParsedError) -> bool:
+    """Whether a parsed error's class is a log level (``ERROR: …``, a log record's)."""
+    return (error.error_class or "").upper() in _LEVELS
+
+
 def _interpreter_message(error: ParsedError) -> InterpreterMessage | None:
     """The interpreter's message an error shows: only with a built-in class, or none.
 
@@ -370,7 +375,7 @@ def _interpreter_message(error: ParsedError) -> InterpreterMessage | None:
     Address already in use`` logs the ``OSError`` it caught).
     """
     qualified = error.qualified_class
-    if error.level is not None and (error.error_class or "").upper() in _LEVELS:
+    if error.level is not None and _class_is_a_level(error):
         return interpreter_message(None, error.message)
     if (
         qualified is not None
@@ -584,9 +589,7 @@ class Explainer:
             total=len(exact) if exact else len(chosen),
             interpreter=(
                 interpreter.describe(
-                    None
-                    if (errors[primary].error_class or "").upper() in _LEVELS
-                    else errors[primary].error_class
+                    None if _class_is_a_level(errors[primary]) else errors[primary].error_class
                 )
                 if interpreter and not (interpreter.general and exact)
                 else None
@@ -625,7 +628,7 @@ class Explainer:
             self._first_line_matches(number, first_line, candidates)
         frames = error.frames or self._mentions(paste)
         # A log record's own place (not a printed warning's, which is the user's line).
-        logged = (error.error_class or "").upper() in _LEVELS and not error.frames[1:]
+        logged = _class_is_a_level(error) and not error.frames[1:]
         for position, frame in enumerate(frames):
             innermost = position == len(frames) - 1
             for record in index.records_in_file(frame.path, logged=logged):
@@ -719,7 +722,7 @@ class Explainer:
         """
         if (
             not error.error_class
-            or error.error_class.upper() in _LEVELS
+            or _class_is_a_level(error)
             or error.error_class in BUILTIN_EXCEPTIONS
         ):
             return  # a log level, or a class Python and every library raise
