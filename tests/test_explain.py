@@ -482,6 +482,39 @@ def test_text_a_class_appends_after_the_message_still_finds_the_site(cli, tmp_pa
     assert best["captures"] == {"obj": "<class 'Foo'>"}
 
 
+def test_a_request_id_and_server_lines_a_client_adds_still_find_the_site(cli, tmp_path):
+    # huggingface_hub's ``_format`` puts " (Request ID: …)" at the end of the message's first
+    # line, and the server's own message on lines after it: neither is in the raise site.
+    body = (
+        "class RepositoryNotFoundError(Exception):\n"
+        "    pass\n"
+        "def check(response):\n"
+        '    message = f"{response.status_code} Client Error." + "\\n\\n" + (\n'
+        '        f"Repository Not Found for url: {response.url}.\\n"\n'
+        '        "Please make sure you specified the correct `repo_id`.")\n'
+        "    raise RepositoryNotFoundError(message)\n"
+    )
+    mined(cli, tmp_path, {"hub/http.py": body})
+    pasted = (
+        "hub.http.RepositoryNotFoundError: 401 Client Error. (Request ID: Root=1-65f2;ab-12)\n\n"
+        "Repository Not Found for url: https://hub.example/api/models/org/x.\n"
+        "Please make sure you specified the correct `repo_id`.\n"
+        "Invalid username or password."
+    )
+    answer = json.loads(cli("explain", pasted, "--json").output)
+    best = answer["matches"][0]
+    assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 7)
+    assert best["captures"] == {
+        "response.status_code": "401",
+        "response.url": "https://hub.example/api/models/org/x",
+    }
+    assert any("first 4 line(s) match" in note for note in best["evidence"])
+    # Without the server's lines, the message without its note is the template's.
+    whole = json.loads(cli("explain", pasted.rsplit("\n", 1)[0], "--json").output)
+    assert whole["matches"][0]["kind"] == "exact"
+    assert whole["matches"][0]["captures"]["response.status_code"] == "401"
+
+
 def test_a_message_cut_short_finds_the_template_it_starts(cli, tmp_path):
     body = (
         "def f(phase, choices):\n"

@@ -77,6 +77,12 @@ cut, counts only when it shows at least this many of the template's literal char
 MAX_PARAGRAPHS = 10
 """A message's leading paragraphs are tried alone (text appended after a message) up to this."""
 
+MAX_LEADING_LINES = 40
+"""A message's leading lines are tried alone (text appended after a message) up to this."""
+
+MAX_LEADING_CHARS = 20_000
+"""A longer message's leading lines are not tried (they keep a lookup fast on hostile pastes)."""
+
 MAX_LINES = 40
 """At most this many lines are searched when the message itself matches nothing."""
 
@@ -134,6 +140,10 @@ _LINK_NOTE = re.compile(r"\([^()\n]{0,80}https?://[^()\s]{1,200}\)\Z")
 """A note in parentheses with a link that ends a message."""
 MAX_LINK_NOTE = 300
 """Such a note is looked for in this many last characters of a message only."""
+
+_ID_NOTE = re.compile(r" \((?:[A-Za-z][A-Za-z -]{0,30} )?ID: [^()\n]{1,200}\)")
+"""The ID of a request that a client adds to a message at run time, at the end of its first
+line (huggingface_hub's ``403 Client Error. (Request ID: Root=1-…)``)."""
 
 
 @dataclass(slots=True)
@@ -237,6 +247,9 @@ def message_variants(error: ParsedError) -> list[str]:
             variants.append(unwrapped)
     if message.endswith(")"):
         variants.extend(_parenthesised_variants(message, error.error_class))
+    unnoted = _without_id_note(message)
+    if unnoted is not None:
+        variants.append(unnoted)
     if error.logger and "." not in error.logger and "/" not in error.logger:
         # What reads as a logger's name may be the message's own first word (celery's
         # "consumer: Cannot connect to %s: %s." logged under its own logger).
@@ -274,6 +287,14 @@ def _repr_leaves(message: str) -> list[str]:
             texts = [k.value for k in node.keywords if k.arg in ("string", "message")]
             pending.extend(reversed(texts or node.args[:1]))
     return [leaf for leaf in leaves if leaf.strip()]
+
+
+def _without_id_note(message: str) -> str | None:
+    """The message without a request's ID note (:data:`_ID_NOTE`), or None when it has none."""
+    if "ID: " not in message or len(message) > MAX_LEADING_CHARS:
+        return None
+    unnoted = _ID_NOTE.sub("", message, count=1)
+    return unnoted if unnoted != message else None
 
 
 def _parenthesised_variants(message: str, error_class: str | None) -> list[str]:
@@ -668,22 +689,15 @@ class Explainer:
     ) -> None:
         """Look further when the whole message matches no specific template.
 
-        In turn, until one finds a specific template: the message's leading paragraphs, the
-        start of a message cut short, the text before the traceback, and the templates found
-        inside the message's lines, then inside the paste's (see :meth:`_collect`).
+        In turn, until one finds a specific template: the message's leading paragraphs or
+        lines (also without a request's ID note), the start of a message cut short, the text
+        before the traceback, and the templates found inside the message's lines, then inside
+        the paste's (see :meth:`_collect`).
         """
         message = error.message
-        paragraphs = message.split("\n\n")[:MAX_PARAGRAPHS]
-        for count in range(len(paragraphs) - 1, 0, -1):
-            # Text a class or a framework adds after the message, as a paragraph of its own
-            # ("For further information visit …").
-            leading = "\n\n".join(paragraphs[:count]).strip()
-            note = (
-                f"the message's first {count} paragraph(s) match the template; the rest follows it"
-            )
-            if self._verify_variants(
-                number, [leading], candidates, note=note, wanted=error.error_class
-            ):
+        unnoted = _without_id_note(message)
+        for text in (message,) if unnoted is None else (message, unnoted):
+            if self._leading_part(number, text, error.error_class, candidates):
                 return
         if error.truncated:
             if self._verify_cut(number, message, candidates):
@@ -711,6 +725,40 @@ class Explainer:
             found = self._search_lines(number, pasted, candidates, "the paste")
         if not found and error.error_class:
             self._of_the_class(number, error, candidates)
+
+    def _leading_part(
+        self, number: int, message: str, wanted: str | None, candidates: dict[int, _Candidate]
+    ) -> int:
+        """Add the records whose specific template produces the message's leading part.
+
+        Text that a class, a framework or a server adds after the message: a paragraph of
+        its own (pydantic's "For further information visit …"), or lines (the server's
+        message that huggingface_hub's ``_format`` appends). Longest first.
+
+        Returns:
+            How many specific templates were found (see :meth:`_verify_variants`).
+        """
+        paragraphs = message.split("\n\n")[:MAX_PARAGRAPHS]
+        for count in range(len(paragraphs) - 1, 0, -1):
+            leading = "\n\n".join(paragraphs[:count]).strip()
+            note = (
+                f"the message's first {count} paragraph(s) match the template; the rest follows it"
+            )
+            found = self._verify_variants(number, [leading], candidates, note=note, wanted=wanted)
+            if found:
+                return found
+        if len(message) > MAX_LEADING_CHARS:
+            return 0
+        lines = message.strip().split("\n")[:MAX_LEADING_LINES]
+        for count in range(len(lines) - 1, 0, -1):
+            if not lines[count].strip() or not lines[count - 1].strip():
+                continue  # a paragraph's end: tried above
+            leading = "\n".join(lines[:count]).strip()
+            note = f"the message's first {count} line(s) match the template; the rest follows it"
+            found = self._verify_variants(number, [leading], candidates, note=note, wanted=wanted)
+            if found:
+                return found
+        return 0
 
     def _of_the_class(
         self, number: int, error: ParsedError, candidates: dict[int, _Candidate]
