@@ -1047,6 +1047,44 @@ def test_a_parameter_stands_for_the_class_or_module_its_default_names():
     )
 
 
+def test_a_local_name_bound_to_classes_raises_each_of_them():
+    # docker's ``cls = APIError`` … ``cls = NotFound`` … ``raise cls(e, …)``: a site of each
+    # class, with the text the class shows.
+    sites = mine(
+        {
+            "errors.py": """\
+            class APIError(Exception):
+                def __init__(self, message, response=None):
+                    super().__init__(message)
+                    self.response = response
+
+                def __str__(self):
+                    return f"{self.response.status_code} Client Error: {self.response.reason}"
+
+            class NotFound(APIError):
+                pass
+
+            def from_http(e, response):
+                cls = APIError
+                if response.status_code == 404:
+                    cls = NotFound
+                raise cls(e, response=response)
+
+            def rebound(e, kind):
+                cls = APIError
+                cls = kind.pick()
+                raise cls(e)
+            """
+        }
+    )
+    at_raise = [site for site in sites if site.line == 16]
+    assert [(site.error_class, site.template.text) for site in at_raise] == [
+        ("APIError", "{self.response.status_code} Client Error: {self.response.reason}"),
+        ("NotFound", "{self.response.status_code} Client Error: {self.response.reason}"),
+    ]
+    assert one(sites, 21).error_class == "cls"  # bound to what a call returns: run time
+
+
 def test_a_str_that_formats_the_message_with_the_other_arguments():
     # dateutil's ParserError: ``self.args[0] % self.args[1:]``, with a fallback.
     sites = mine(

@@ -538,6 +538,19 @@ def _strip(text: str, *, method: str, chars: str | None) -> str:
 _SEVERITY_RANK = {Severity.CRITICAL: 3, Severity.ERROR: 2, Severity.WARNING: 1}
 
 
+def _choose_class(choices: dict[str, list[ast.expr]], name: str, value: ast.expr) -> None:
+    """Note that a local name is bound to an exception class, or to something else.
+
+    Every class a name is bound to in the function counts (the branches of an ``if``), in
+    the order they come; a binding to anything else forgets them.
+    """
+    held = _class_name(value) if type(value) in (ast.Name, ast.Attribute) else None
+    if held is None or not _is_class_like(held.rpartition(".")[2]):
+        choices.pop(name, None)
+    elif not any(_class_name(known) == held for known in choices.setdefault(name, [])):
+        choices[name].append(value)
+
+
 def _log_method(value: ast.expr) -> str | None:
     """The logger method a value is (``logger.error``), the most severe of an ``a if c else b``."""
     if type(value) is ast.IfExp:
@@ -1030,6 +1043,9 @@ class _Scope:
     """Names bound here to a logger's method, with its level (gunicorn's ``log_func``)."""
     made_by_param: dict[str, str] = field(default_factory=dict)
     """Names bound here to an instance of a parameter (``err = error_type(…)``): the parameter."""
+    class_choices: dict[str, list[ast.expr]] = field(default_factory=dict)
+    """Names bound here to exception classes, each class they were bound to in any branch
+    (docker's ``cls = APIError`` … ``cls = NotFound`` … ``raise cls(e, …)``)."""
 
 
 @dataclass(frozen=True)
@@ -1980,6 +1996,7 @@ class _ModuleExtractor:
                 scope.made_by_param[targets[0].id] = value.func.id
             else:
                 scope.made_by_param.pop(targets[0].id, None)
+            _choose_class(scope.class_choices, targets[0].id, value)
             method = _log_method(value) if kind is ast.Attribute or kind is ast.IfExp else None
             if method is not None:
                 # gunicorn's ``log_func = self.log.info if status == 0 else self.log.error``
@@ -2201,12 +2218,24 @@ class _ModuleExtractor:
                     arguments=len(exc.args) + len(exc.keywords),
                 )
                 return
-        arguments = len(call.args) + len(call.keywords)
+        choices = scope.class_choices.get(func.id) if type(func) is ast.Name else None
+        if choices and func.id not in scope.params:  # type: ignore[attr-defined]
+            # ``raise cls(e, …)``: a site of each class the local name may hold.
+            for choice in choices:
+                self._raise_call(node, call, choice, _class_name(choice), chained)
+            return
         name = _class_name(func)
         held = self._held_class(func)
         if held is not None:
             # ``raise self._undefined_exception(msg)`` with ``exc=UndefinedError`` by default.
             name, func = held.rpartition(".")[2], ast.parse(held, mode="eval").body
+        self._raise_call(node, call, func, name, chained)
+
+    def _raise_call(
+        self, node: ast.Raise, call: ast.Call, func: ast.expr, name: str | None, chained: bool
+    ) -> None:
+        """Emit the site of ``raise func(…)``: its message, status, code and class."""
+        arguments = len(call.args) + len(call.keywords)
         message = self._message_argument(call)
         if (
             (name is None or not _is_class_like(name))
