@@ -110,6 +110,35 @@ def test_local_variables_give_one_site_per_branch_and_appends():
     assert texts(sites, 14) == ["too big"]
 
 
+def test_a_local_name_set_to_unknown_text_on_one_path_stays_a_hole_there():
+    # pip: ``info = text_join(sorted(triggers))`` or ``"the requested packages"``, then
+    # ``f"Cannot install {info} because …"``; the first path's text is known only at run time.
+    sites = mine(
+        {
+            "m.py": """\
+            import logging
+            logger = logging.getLogger(__name__)
+
+            def conflict(triggers):
+                if triggers:
+                    info = text_join(sorted(triggers))
+                else:
+                    info = "the requested packages"
+                logger.critical(f"Cannot install {info} because of conflicts.")
+
+            def pick(x):
+                if x:
+                    msg = compute(x)
+                else:
+                    msg = "plain"
+                raise ValueError(msg)
+            """
+        }
+    )
+    assert texts(sites, 9) == ["Cannot install {info} because of conflicts."]
+    assert sorted(texts(sites, 16)) == ["plain", "{msg}"]
+
+
 def test_local_variables_follow_try_handlers_and_branches_that_end():
     sites = mine(
         {

@@ -1786,8 +1786,12 @@ class _ModuleExtractor:
             values: list[Built] = []
             for outcome in outcomes:
                 found = outcome.get(name, before.get(name))
-                if found is None and name in params:
-                    # A parameter reassigned on some paths keeps the caller's value on others.
+                if found is None and (
+                    name in params or (isinstance(outcome, _Variables) and name in outcome.touched)
+                ):
+                    # A parameter reassigned on some paths keeps the caller's value on others;
+                    # a path that set the name to what no template says leaves a value too
+                    # (pip's ``info = text_join(…) if triggers else "the requested packages"``).
                     found = [Built((TemplatePart(text=name, hole=True),), "opaque")]
                 for built in found or []:
                     if built not in values:
