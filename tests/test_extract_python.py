@@ -10,6 +10,7 @@ import pytest
 
 from errdex.extract.files import SourceFile
 from errdex.extract.python import PythonExtractor, module_name
+from errdex.match.compile import compile_template
 from errdex.models import FileResult, Location, RaiseSite, SiteKind
 
 
@@ -137,6 +138,62 @@ def test_a_local_name_set_to_unknown_text_on_one_path_stays_a_hole_there():
     )
     assert texts(sites, 9) == ["Cannot install {info} because of conflicts."]
     assert sorted(texts(sites, 16)) == ["plain", "{msg}"]
+
+
+def test_a_joined_list_the_function_fills_starts_with_its_first_item():
+    # pip's ``parts = []``, ``parts.append("pip's dependency resolver …")`` on each branch,
+    # more appends in a loop, then ``logger.critical("\\n".join(parts))``.
+    source = """\
+        import logging
+        logger = logging.getLogger(__name__)
+
+        def conflicts(missing, variant):
+            parts = []
+            if variant == "legacy":
+                parts.append("The legacy resolver does not consider conflicts.")
+            else:
+                parts.append(f"The {variant} resolver does not see installed packages.")
+            for name in missing:
+                parts.append(f"{name} requires a package, which is not installed.")
+            logger.critical("\\n".join(parts))
+            return "\\n".join(parts)
+
+        def listed(items):
+            lines = ["Invalid items:"]
+            for item in items:
+                lines.append(f"  - {item}")
+            raise ValueError("\\n".join(lines))
+
+        def maybe_empty(items):
+            lines = []
+            for item in items:
+                lines.append(f"  - {item}")
+            raise ValueError("\\n".join(lines))
+
+        def reordered(items):
+            lines = ["first"]
+            lines.insert(0, "before it")
+            raise ValueError(", ".join(lines))
+        """
+    sites = mine({"m.py": source})
+    assert texts(sites, 12) == [
+        "The legacy resolver does not consider conflicts.{parts}",
+        "The {variant} resolver does not see installed packages.{parts}",
+    ]
+    assert texts(sites, 19) == ["Invalid items:{lines}"]
+    assert sorted(texts(sites, 25)) == ["  - {item}{lines}", "{lines}"]
+    assert texts(sites, 30) == ["{', '.join(lines)}"]  # its first item moved: unknown
+    # Each template matches what the real function produces, whatever it is given.
+    namespace: dict[str, object] = {}
+    exec(textwrap.dedent(source), namespace)
+    produced = [
+        namespace["conflicts"](missing, variant)  # type: ignore[operator]
+        for missing in ([], ["a"], ["a", "b"])
+        for variant in ("legacy", "resolvelib")
+    ]
+    patterns = [compile_template(site.template) for site in sites if site.line == 12]
+    for message in produced:
+        assert any(pattern.match(message) is not None for pattern in patterns), message
 
 
 def test_local_variables_follow_try_handlers_and_branches_that_end():

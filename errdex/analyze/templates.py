@@ -70,6 +70,10 @@ class Built:
 NameResolver = Callable[[ast.expr], Sequence[Built] | None]
 """Resolves a name, attribute, subscript or call to the templates it may hold, or None."""
 
+ListResolver = Callable[[str], Sequence[Built] | None]
+"""Resolves a local list's name to the templates its first item may hold (an empty template
+where the list may still be empty), or None when that is not known."""
+
 
 def merge_parts(parts: Sequence[TemplatePart]) -> tuple[TemplatePart, ...]:
     """Merge adjacent literal parts and drop empty literals."""
@@ -211,15 +215,19 @@ class TemplateBuilder:
         resolve: Resolves names and attributes to the templates they may hold.
         is_message_name: Tells whether an unresolved name or attribute evidently holds text
             (used to pick the message among a call's arguments).
+        list_start: Resolves a local list's name to what its first item may be (for
+            ``sep.join(lines)``).
     """
 
     def __init__(
         self,
         resolve: NameResolver | None = None,
         is_message_name: Callable[[ast.expr], bool] | None = None,
+        list_start: ListResolver | None = None,
     ) -> None:
         self._resolve = resolve
         self._is_message_name = is_message_name
+        self._list_start = list_start
 
     def build(self, node: ast.expr) -> list[Built]:
         """Build every template an expression may produce.
@@ -529,6 +537,8 @@ class TemplateBuilder:
     def _join(self, separator: ast.expr, items: ast.expr) -> list[Built]:
         if not (isinstance(separator, ast.Constant) and isinstance(separator.value, str)):
             return []
+        if type(items) is ast.Name and self._list_start is not None:
+            return self._joined_list(items)
         if not isinstance(items, (ast.List, ast.Tuple)):
             return []
         parts: list[TemplatePart] = []
@@ -537,6 +547,29 @@ class TemplateBuilder:
                 parts.append(_literal(separator.value))
             parts.extend(self._operand(item)[0].parts)
         return [Built(tuple(parts), "join")]
+
+    def _joined_list(self, items: ast.Name) -> list[Built]:
+        """``sep.join(parts)`` of a list the function fills: its first item, then the rest.
+
+        pip's ``parts = []``, ``parts.append("pip's dependency resolver does not …")``, more
+        appends in loops, then ``logger.critical(sep.join(parts))``: the message starts with
+        the first item, and a hole takes the separator and the items after it (or nothing).
+        Where the list may still be empty, or its first item is not known, that path's
+        message is opaque.
+        """
+        starts = self._list_start(items.id) if self._list_start is not None else None
+        if not starts:
+            return []
+        rest = TemplatePart(text=items.id, hole=True)
+        built: list[Built] = []
+        for start in starts:
+            if start.form == "opaque" or not start.parts:
+                alternative = Built((_hole(items),), "opaque")
+            else:
+                alternative = Built((*start.parts, rest), "join", start.i18n, start.defined_at)
+            if alternative not in built:
+                built.append(alternative)
+        return built
 
 
 def _is_module(node: ast.expr) -> bool:

@@ -85,6 +85,7 @@ from http import HTTPStatus
 from typing import Any
 
 from errdex.analyze.templates import (
+    MAX_ALTERNATIVES,
     REFERENCE_STYLE,
     Built,
     TemplateBuilder,
@@ -536,6 +537,13 @@ def _strip(text: str, *, method: str, chars: str | None) -> str:
 
 
 _SEVERITY_RANK = {Severity.CRITICAL: 3, Severity.ERROR: 2, Severity.WARNING: 1}
+
+
+_LIST_KEY = "[]"
+"""Prefix of the key under which a local list's first item is kept with the variables."""
+
+_NO_ITEM = Built((), "empty-list")
+"""The first item of a list that may still be empty."""
 
 
 def _choose_class(choices: dict[str, list[ast.expr]], name: str, value: ast.expr) -> None:
@@ -1116,7 +1124,7 @@ class _ModuleExtractor:
         self._found: dict[tuple[Any, ...], list[_Found]] = {}
         self._bases: dict[str, list[str]] = {}
         self._facts_cache: tuple[ast.stmt, tuple[str, ...], str, CodeFacts] | None = None
-        self.builder = TemplateBuilder(self._resolve, self._is_message_name)
+        self.builder = TemplateBuilder(self._resolve, self._is_message_name, self._list_start)
 
     def release(self) -> None:
         """Drop every reference to the tree, so that it is freed as soon as the file is done.
@@ -1388,6 +1396,52 @@ class _ModuleExtractor:
             return False
         return _message_like(name) or (name.isupper() and len(name) > 1)
 
+    def _list_start(self, name: str) -> Sequence[Built] | None:
+        """What a local list's first item may be (see :meth:`TemplateBuilder._joined_list`)."""
+        return self._scope.variables.get(_LIST_KEY + name)
+
+    def _list_bound(self, name: str, value: ast.expr) -> None:
+        """Note a name bound to a list display (its first item, if any), or to anything else.
+
+        The list's first item is kept under a key no name can have, so that it goes through
+        branches as the message variables do.
+        """
+        variables, key = self._scope.variables, _LIST_KEY + name
+        if type(value) is not ast.List:
+            if key in variables:
+                variables.pop(key)
+            return
+        items = value.elts
+        if not items:
+            variables[key] = [_NO_ITEM]
+        elif type(items[0]) is not ast.Starred and self.builder.is_string_like(items[0]):
+            variables[key] = self.builder.build(items[0])
+        else:
+            variables.pop(key, None)
+
+    def _list_changed(self, call: ast.Call) -> None:
+        """``lines.append(text)`` of a list that may be empty: its first item is that text.
+
+        Any other change of such a list (``insert``, ``extend``, ``sort`` …) leaves its first
+        item unknown.
+        """
+        func = call.func
+        if type(func) is not ast.Attribute or type(func.value) is not ast.Name:
+            return
+        variables, key = self._scope.variables, _LIST_KEY + func.value.id
+        starts = variables.get(key)
+        if starts is None:
+            return
+        if func.attr == "append" and len(call.args) == 1 and not call.keywords:
+            if _NO_ITEM in starts:
+                added = [b for b in starts if b is not _NO_ITEM]
+                for built in self.builder.build(call.args[0]):
+                    if built not in added:
+                        added.append(built)
+                variables[key] = added[:MAX_ALTERNATIVES]
+        elif func.attr in ("insert", "extend", "sort", "reverse", "clear", "remove", "pop"):
+            variables.pop(key)
+
     def _constant_templates(self, value: ast.expr, form: str) -> list[Built] | None:
         if not self.builder.is_string_like(value):
             return None
@@ -1592,6 +1646,7 @@ class _ModuleExtractor:
                     value = value.value
                 if type(value) is ast.Call:
                     self._note_call(value)
+                    self._list_changed(value)
                     self._call(value, statement)
                 elif type(value) in (ast.Yield, ast.YieldFrom) and value.value is not None:
                     self._objects(value.value, statement, 0)
@@ -1973,6 +2028,7 @@ class _ModuleExtractor:
                     ]
                 else:
                     variables.pop(target.id, None)
+                self._list_bound(target.id, value)
             elif (
                 scope.method == "__init__"
                 and scope.cls is not None
