@@ -100,6 +100,7 @@ class ProblemKind(str, Enum):
     TOO_LARGE = "too-large"
     UNREADABLE = "unreadable"
     UNSAFE_ARCHIVE = "unsafe-archive"
+    GENERATED = "generated"
     INTERNAL = "internal"
 
 

@@ -125,7 +125,7 @@ def mine_file_json(
 _PROBLEM_JSON = '{"problem":'
 """How the files cache marks a file that failed, in place of its result's JSON."""
 
-_CONTENT_PROBLEMS = frozenset({ProblemKind.SYNTAX, ProblemKind.ENCODING})
+_CONTENT_PROBLEMS = frozenset({ProblemKind.SYNTAX, ProblemKind.ENCODING, ProblemKind.GENERATED})
 """Failures the file's content decides: cached with its digest, not retried while unchanged."""
 
 

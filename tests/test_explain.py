@@ -515,6 +515,25 @@ def test_a_request_id_and_server_lines_a_client_adds_still_find_the_site(cli, tm
     assert whole["matches"][0]["captures"]["response.status_code"] == "401"
 
 
+def test_a_javascript_error_is_of_its_class_not_a_log_level(cli, tmp_path):
+    # ``throw new Error(…)`` has the class ``Error``; read as the level ``ERROR``, it took
+    # psycopg's ``UndefinedTable`` paste as an exact match.
+    mined(
+        cli,
+        tmp_path,
+        {"web/lookup.js": "function f(e) {\n  throw new Error(`${e} does not exist`);\n}\n"},
+    )
+    other = json.loads(
+        cli(
+            "explain", 'psycopg.errors.UndefinedTable: relation "users" does not exist', "--json"
+        ).output
+    )
+    assert [m["kind"] for m in other["matches"]] == ["approximate"]
+    assert any("the class differs" in note for note in other["matches"][0]["evidence"])
+    same = json.loads(cli("explain", 'Error: relation "users" does not exist', "--json").output)
+    assert same["matches"][0]["kind"] == "exact"
+
+
 def test_a_message_cut_short_finds_the_template_it_starts(cli, tmp_path):
     body = (
         "def f(phase, choices):\n"

@@ -822,6 +822,24 @@ def test_unreadable_files_are_problems_never_crashes(data):
         assert result.sites == ()
 
 
+def test_a_minified_bundle_is_a_generated_problem_not_sites():
+    # streamlit's ``static/js/embed.CX5AQgxi.js``: built code with a hashed name, no suffix
+    # to tell. Its average line is far longer than anyone writes.
+    statements = ";".join(
+        f"function f{i}(e){{if(!e)throw new Error(`{i} does not exist`)}}" for i in range(200)
+    )
+    with pytest.raises(ExtractionError) as refused:
+        JavaScriptExtractor().extract(
+            SourceFile("static/js/embed.CX5AQgxi.js", statements.encode())
+        )
+    assert refused.value.kind == "generated"
+    assert "minified" in str(refused.value)
+    # The same code as people write it, a statement a line, is mined; so is a short line.
+    readable = ";\n".join(statements.split(";"))
+    assert len(mine({"lib/embed.js": readable})) == 200
+    assert len(mine({"one.js": statements[:300]})) >= 1
+
+
 def test_hostile_nesting_and_huge_alternatives_stay_bounded():
     branches = "\n".join(f"  if (x === {i}) msg = 'branch {i} ' + x;" for i in range(40))
     deep = "throw new Error(" + "(" * 300 + "'deep'" + ")" * 300 + ");"
@@ -833,7 +851,7 @@ def test_hostile_nesting_and_huge_alternatives_stay_bounded():
     )
     assert 1 <= len(at(sites, 43)) <= 8
     assert [s.template.text for s in at(sites, 45)] == ["deep"]
-    huge = "throw new Error('start' + " + " + ".join(f"x{i}" for i in range(20_000)) + ");\n"
+    huge = "throw new Error('start' +\n" + " +\n".join(f"x{i}" for i in range(20_000)) + ");\n"
     (site,) = mine({"huge.js": huge})
     assert site.template.is_opaque and len(site.template.text) < 250
 
@@ -1394,17 +1412,18 @@ def test_typescript_reads_the_same_cases_the_same_way(property_sites):
 @pytest.mark.parametrize(
     ("path", "source"),
     [
-        ("concat.js", "throw new Error(" + " + ".join(['"a"'] * 20_000) + ");\n"),
-        ("template.js", "throw new Error(`" + "${a}" * 20_000 + "`);\n"),
+        ("concat.js", "throw new Error(" + " +\n".join(['"a"'] * 20_000) + ");\n"),
+        ("template.js", "throw new Error(`" + "${a}\n" * 20_000 + "`);\n"),
         (
             "variable.ts",
-            "const m: string = " + " + ".join(["'b'"] * 20_000) + ";\nthrow Error(m);\n",
+            "const m: string = " + " +\n".join(["'b'"] * 20_000) + ";\nthrow Error(m);\n",
         ),
     ],
 )
 def test_long_generated_messages_take_linear_time(path, source):
     # A generated file can hold a 20,000-operand concatenation or template; both were
-    # quadratic (5–19 s each) and must stay well under a second or two.
+    # quadratic (5–19 s each) and must stay well under a second or two. (An operand a line:
+    # on one line, the file is a minified bundle and refused.)
     import time
 
     started = time.process_time()

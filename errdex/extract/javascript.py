@@ -2443,6 +2443,7 @@ class JavaScriptExtractor(TreeSitterExtractor):
     language = "javascript"
     suffixes: tuple[str, ...] = (".js", ".mjs", ".cjs", ".jsx")
     version = code_version("1", __name__)
+    minifies = True
     grammars: ClassVar[dict[str, str]] = {
         ".js": "javascript",
         ".mjs": "javascript",

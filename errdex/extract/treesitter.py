@@ -276,6 +276,23 @@ def decode(file: SourceFile) -> tuple[bytes, list[str]]:
     return data, [line.rstrip("\r") for line in text.removeprefix("\ufeff").split("\n")]
 
 
+MINIFIED_LINE_CHARS = 110
+"""A file whose lines are longer than this on average is minified (GitHub Linguist's test)."""
+
+MINIFIED_MIN_BYTES = 4096
+"""Smaller files are never taken for minified (a one-line module is not a bundle)."""
+
+
+def is_minified(data: bytes, lines: list[str]) -> bool:
+    """Whether a file is a minified bundle: long lines on average, as no one writes code.
+
+    Wheels ship their web front ends built (streamlit's ``static/js/*.js``, gradio's
+    ``templates/**/assets/*.js``, with hashed names that no suffix gives away): their
+    messages are real, but no site in them is code a user could be sent to.
+    """
+    return len(data) >= MINIFIED_MIN_BYTES and len(data) / max(1, len(lines)) > MINIFIED_LINE_CHARS
+
+
 class TreeSitterExtractor:
     """Base of the tree-sitter extractors (see the module docstring).
 
@@ -294,6 +311,8 @@ class TreeSitterExtractor:
     version: str
     grammars: ClassVar[dict[str, str]]
     """The grammar of each suffix (``.tsx`` → ``tsx``)."""
+    minifies: ClassVar[bool] = False
+    """The language's files may be minified bundles (refused: see :func:`is_minified`)."""
 
     def __init__(self, *, window: int = 18) -> None:
         self.window = window
@@ -316,6 +335,13 @@ class TreeSitterExtractor:
             ExtractionError: The file is binary, not UTF-8, or not this language at all.
         """
         data, lines = decode(file)
+        if self.minifies and is_minified(data, lines):
+            raise ExtractionError(
+                f"a minified bundle ({len(data) // len(lines)} characters a line on average):"
+                " generated code, no site a user could be sent to",
+                path=file.path,
+                kind=ProblemKind.GENERATED.value,
+            )
         tree = self.parse(file.path, data)
         root = tree.root_node
         if root.type == "ERROR" or (root.has_error and not root.named_children):

@@ -916,7 +916,9 @@ class Explainer:
         """
         index = self.index
         have = index.error_class(record)
-        wanted_level, have_level = wanted.upper() in _LEVELS, have.upper() in _LEVELS
+        # A pasted ``Error:`` may be a level; a record's level is its class in capitals (a
+        # JavaScript ``throw new Error(…)`` is of the class ``Error``).
+        wanted_level, have_level = wanted.upper() in _LEVELS, have in _LEVELS
         if same_class(wanted, have):
             return "same", f"the error class is {have}"
         if wanted_level and have_level:
