@@ -539,6 +539,9 @@ def _strip(text: str, *, method: str, chars: str | None) -> str:
 _SEVERITY_RANK = {Severity.CRITICAL: 3, Severity.ERROR: 2, Severity.WARNING: 1}
 
 
+MAX_NESTED_REFERENCE = 2000
+"""A call's argument keeps a reference to resolve at link only up to this long (its JSON)."""
+
 _LIST_KEY = "[]"
 """Prefix of the key under which a local list's first item is kept with the variables."""
 
@@ -2150,7 +2153,12 @@ class _ModuleExtractor:
         ):
             return [[repr(node.value), False, type(node.value).__name__]]
         if self.builder.is_string_like(node):
-            return _dump_parts(merge_parts(self.builder.build(node)[0].parts))
+            return [
+                # A reference whose own target nests references (``text = re.sub(…, text)``
+                # sixty times) grew by half its size again at each level: it stays a hole.
+                [text, hole, style if len(style) <= MAX_NESTED_REFERENCE else ""]
+                for text, hole, style in _dump_parts(merge_parts(self.builder.build(node)[0].parts))
+            ]
         return [[source_text(node), True, ""]]
 
     def _call_spec(
