@@ -1171,6 +1171,47 @@ def test_a_local_name_bound_to_classes_raises_each_of_them():
     assert one(sites, 21).error_class == "cls"  # bound to what a call returns: run time
 
 
+def test_a_format_argument_that_is_a_local_name_shows_each_text_it_holds():
+    # stripe's ``__str__``: ``msg = self._message or "<empty message>"``, then
+    # ``"Request {0}: {1}".format(self.request_id, msg)`` or ``msg``; the raise's own text
+    # goes in both.
+    sites = mine(
+        {
+            "error.py": """\
+            class StripeError(Exception):
+                def __init__(self, message=None, headers=None):
+                    self._message = message
+                    self.request_id = (headers or {}).get("request-id")
+
+                def __str__(self):
+                    msg = self._message or "<empty message>"
+                    if self.request_id is not None:
+                        return "Request {0}: {1}".format(self.request_id, msg)
+                    return msg
+
+            class AuthenticationError(StripeError):
+                pass
+
+            def require(key):
+                if key is None:
+                    raise AuthenticationError("No API key provided.")
+
+            def kinds(kind):
+                noun = "card" if kind else "bank account"
+                raise ValueError("Invalid {0} number: {1}".format(noun, kind))
+            """
+        }
+    )
+    assert texts(sites, 17) == [
+        "No API key provided.",
+        "Request {self.request_id}: No API key provided.",
+    ]
+    assert texts(sites, 21) == [
+        "Invalid bank account number: {kind}",
+        "Invalid card number: {kind}",
+    ]
+
+
 def test_a_str_that_formats_the_message_with_the_other_arguments():
     # dateutil's ParserError: ``self.args[0] % self.args[1:]``, with a fallback.
     sites = mine(

@@ -276,6 +276,12 @@ class TemplateBuilder:
                 node.orelse,  # type: ignore[attr-defined]
                 guess=guess,
             )
+        if kind is ast.BoolOp:
+            # stripe's ``msg = self._message or "<empty message>"``
+            return type(node.op) is ast.Or and any(  # type: ignore[attr-defined]
+                self.is_string_like(value, guess=guess)
+                for value in node.values  # type: ignore[attr-defined]
+            )
         if kind in (ast.Name, ast.Attribute, ast.Subscript):
             if self._resolve:
                 resolved = self._resolve(node)
@@ -372,6 +378,30 @@ class TemplateBuilder:
             return None
         target = part_reference(resolved[0].parts[0])
         return resolved[0].parts if target is not None and target.get("constant") else None
+
+    def _name_texts(self, name: ast.Name) -> list[tuple[TemplatePart, ...]]:
+        """The texts a local name may hold, when each says something.
+
+        A text with holes counts with :data:`VARIABLE_LITERAL` literal characters; a bare
+        hole (``self._message``, which the link step binds to what the exception was given)
+        counts as it is, next to a text.
+        """
+        resolved = self._resolve(name) if self._resolve is not None else None
+        if not resolved or len(resolved) > MAX_ALTERNATIVES:
+            return []
+        if all(built.form == "opaque" for built in resolved):
+            return []
+        texts: list[tuple[TemplatePart, ...]] = []
+        for built in resolved:
+            literal = sum(len(part.text) for part in built.parts if not part.hole)
+            if built.form == "opaque" and len(built.parts) == 1:
+                pass  # a hole the link step may bind (``self._message``, set from a parameter)
+            elif built.form in ("opaque", "reference") or (
+                literal < VARIABLE_LITERAL and any(part.hole for part in built.parts)
+            ):
+                return []
+            texts.append(built.parts)
+        return texts
 
     def _variable_texts(self, value: ast.FormattedValue) -> list[tuple[TemplatePart, ...]]:
         """The texts a local name shown as it is holds, when each says something, else none.
@@ -496,36 +526,41 @@ class TemplateBuilder:
                     _with_operation(f, target, {"op": "format", "arguments": arguments}, node)
                 )
                 continue
-            parts = apply_format_arguments(f.parts, arguments)
-            result.append(
-                Built(
-                    bind_holes(parts, texts) if texts else parts,
-                    "format" if f.form == "constant" else f.form,
-                    f.i18n,
-                    f.defined_at,
-                )
-            )
-        return result
+            bound = [apply_format_arguments(f.parts, arguments)]
+            for name, options in texts.items():
+                bound = [
+                    bind_holes(parts, {name: option}) for parts in bound for option in options
+                ][:MAX_ALTERNATIVES]
+            form = "format" if f.form == "constant" else f.form
+            result.extend(Built(parts, form, f.i18n, f.defined_at) for parts in bound)
+        return result[:MAX_ALTERNATIVES]
 
-    def _text_arguments(self, node: ast.Call) -> dict[str, tuple[TemplatePart, ...]]:
-        """The ``.format`` arguments that are text, or one template, by their source text.
+    def _text_arguments(self, node: ast.Call) -> dict[str, list[tuple[TemplatePart, ...]]]:
+        """The ``.format`` arguments that are text, or templates, by their source text.
 
-        sklearn's ``msg.format("in {0}s with".format(axis1))``: the field shows that text.
+        sklearn's ``msg.format("in {0}s with".format(axis1))``: the field shows that text. A
+        local name shows each text it may hold (stripe's ``"Request {0}: {1}".format(
+        self.request_id, msg)`` with ``msg = self._message or "<empty message>"``), as an
+        f-string does (see :meth:`_variable_texts`).
         """
-        texts: dict[str, tuple[TemplatePart, ...]] = {}
+        texts: dict[str, list[tuple[TemplatePart, ...]]] = {}
         values = [*node.args, *(k.value for k in node.keywords if k.arg is not None)]
         for value in values:
             if type(value) is ast.Starred:
                 break
             if type(value) is ast.Constant:
                 if isinstance(value.value, str):
-                    texts[source_text(value)] = (_literal(value.value),)
+                    texts[source_text(value)] = [(_literal(value.value),)]
             elif type(value) in (ast.Call, ast.JoinedStr, ast.BinOp) and self.is_string_like(
                 value, guess=False
             ):
                 built = self._build(value)
                 if len(built) == 1 and built[0].form not in ("opaque", "reference"):
-                    texts[source_text(value)] = built[0].parts
+                    texts[source_text(value)] = [built[0].parts]
+            elif type(value) is ast.Name:
+                options = self._name_texts(value)
+                if options:
+                    texts[value.id] = options
         return texts
 
     def _text_function(self, built: Built, name: str, node: ast.expr) -> Built:
