@@ -1544,9 +1544,40 @@ def test_what_a_str_decorates_is_what_the_init_and_the_bases_str_made_of_it():
     assert texts(sites, 33) == ["E7: no {name} (see docs)"]
     assert texts(sites, 34) == ["[base] disk full (child)"]
     assert texts(sites, 35) == ["E: first"]  # self.args[0]: the first of any number
-    # An __init__ that picks what reaches ``args``, a base __str__ of unknown text: a hole.
-    assert texts(sites, 36) == ["E: {self.args[0]}"]
+    # An __init__ that hands some of its parameters up as they are: what the raise gives
+    # them reaches ``args`` (vLLM's ``super().__init__(message)`` after keyword-only ones).
+    assert texts(sites, 36) == ["E: upstream unavailable"]
+    # A base __str__ of unknown text: a hole.
     assert texts(sites, 37) == ["copy failed: {self.args[0]}"]
+
+
+def test_a_str_that_decorates_the_message_a_forwarding_init_hands_up():
+    # vLLM's ``VLLMValidationError``: ``__init__(self, message, *, parameter=None, value=None)``
+    # hands ``message`` up; ``__str__`` shows ``base = super().__str__()`` with extras after.
+    sites = mine(
+        {
+            "exceptions.py": """\
+            class ValidationError(Exception):
+                def __init__(self, message, *, parameter=None):
+                    super().__init__(message)
+                    self.parameter = parameter
+
+                def __str__(self):
+                    base = super().__str__()
+                    return f"{base} (parameter={self.parameter})" if self.parameter else base
+
+            def check(n, limit):
+                if n > limit:
+                    raise ValidationError(
+                        f"The maximum context length is {limit} tokens.", parameter="input"
+                    )
+            """
+        }
+    )
+    assert texts(sites, 12) == [
+        "The maximum context length is {limit} tokens.",
+        "The maximum context length is {limit} tokens. (parameter=input)",
+    ]
 
 
 def test_a_factory_that_looks_its_message_up_by_the_key_its_caller_passes():

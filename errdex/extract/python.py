@@ -2013,7 +2013,11 @@ class _ModuleExtractor:
                     if (
                         not built
                         and isinstance(value, ast.Call)
-                        and _MESSAGE_VARIABLE.search(target.id)
+                        and (
+                            _MESSAGE_VARIABLE.search(target.id)
+                            # vLLM's ``base = super().__str__()`` in ``__str__``
+                            or (scope.cls is not None and self._given_reference(value))
+                        )
                     ):
                         built = [b for b in self.builder.build(value) if b.form != "opaque"]
                 scope.bound.add(target.id)
@@ -4399,9 +4403,10 @@ class _Linker:
             cls = self._class(*item)
             init = cls.get("init")
             if init is not None and not init.get("star") and not cls.get("builds"):
-                # ``__init__(self, status, message): super().__init__(message)``: which
-                # arguments reach ``args``, and in what order, the record cannot tell.
-                return None
+                # ``__init__(self, message, *, parameter=None): super().__init__(message)``
+                # (vLLM's errors): what reaches ``args`` is what the raise gives those
+                # parameters. Anything else handed on, the record cannot tell.
+                return self._forwarded(module, init, call)
             if cls.get("builds"):
                 # ``super().__init__("prefix: " + msg)``: that text is what ``args`` holds.
                 text = {"how": "init", "templates": cls["builds"]}
@@ -4411,6 +4416,26 @@ class _Linker:
                 return 1, built[0].parts, ()
         given = [self.expand(module, _load_parts(argument))[0].parts for argument in args]
         return len(args), (given[0] if given else ()), tuple(given[1:])
+
+    def _forwarded(
+        self, module: str, init: Mapping[str, Any], call: Mapping[str, Any]
+    ) -> _Given | None:
+        """What reaches ``args`` when an ``__init__`` hands its own parameters up as they are."""
+        handed = init.get("super")
+        params = list(init.get("params") or [])
+        if not handed or handed.get("star") or handed.get("keywords"):
+            return None
+        names: list[str] = []
+        for argument in handed.get("args") or []:
+            parts = _load_parts(argument)
+            if len(parts) != 1 or not parts[0].hole or parts[0].text not in params:
+                return None
+            names.append(parts[0].text)
+        values, _ = self._arguments(module, call, params, init.get("defaults") or {})
+        if not names or any(name not in values for name in names):
+            return None
+        given = [values[name] for name in names]
+        return len(given), given[0], tuple(given[1:])
 
     def _given_text(self, module: str, target: Mapping[str, Any], depth: int) -> list[_Text] | None:
         """Resolve a reference to the message the raised exception was given."""
