@@ -196,6 +196,28 @@ def test_a_joined_list_the_function_fills_starts_with_its_first_item():
         assert any(pattern.match(message) is not None for pattern in patterns), message
 
 
+def test_colour_codes_in_a_message_are_not_part_of_its_template():
+    # sglang's ``logger.warning(f"\\033[1;33m{message}\\033[0m")``: a terminal shows no
+    # codes, and a paste has none (the parser reads them out of a log file's lines).
+    sites = mine(
+        {
+            "m.py": """\
+            import logging
+            logger = logging.getLogger(__name__)
+
+            def warn(message):
+                logger.warning(f"\\033[1;33m{message}\\033[0m")
+
+            def use(name):
+                warn(f"The argument {name} is deprecated.")
+                raise ValueError("\\x1b[31mred alert\\x1b[0m: stop")
+            """
+        }
+    )
+    assert texts(sites, 8) == ["The argument {name} is deprecated."]
+    assert texts(sites, 9) == ["red alert: stop"]
+
+
 def test_local_variables_follow_try_handlers_and_branches_that_end():
     sites = mine(
         {

@@ -88,7 +88,15 @@ def merge_parts(parts: Sequence[TemplatePart]) -> tuple[TemplatePart, ...]:
     return tuple(merged)
 
 
+_COLOUR = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+"""A terminal control sequence (a colour) in a string literal: ``"\\033[1;33m"``."""
+
+
 def _literal(text: str) -> TemplatePart:
+    if "\x1b" in text:
+        # sglang's ``logger.warning(f"\033[1;33m{message}\033[0m")``: a paste never shows
+        # the colour codes (they are read out of pastes too), so templates do not keep them.
+        text = _COLOUR.sub("", text)
     return TemplatePart(text=text)
 
 
