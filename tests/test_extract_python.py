@@ -218,6 +218,26 @@ def test_colour_codes_in_a_message_are_not_part_of_its_template():
     assert texts(sites, 9) == ["red alert: stop"]
 
 
+def test_an_exception_given_to_a_helper_by_keyword_is_a_site():
+    # omegaconf: ``self._format_and_raise(key=key, value=None, cause=ConfigAttributeError(msg))``
+    sites = mine(
+        {
+            "m.py": """\
+            class ConfigAttributeError(AttributeError):
+                pass
+
+            class DictConfig:
+                def get(self, key):
+                    msg = f"Key '{key}' is not in struct"
+                    self._format_and_raise(key=key, value=None, cause=ConfigAttributeError(msg))
+            """
+        }
+    )
+    (site,) = sites
+    assert (site.line, site.kind, site.error_class) == (7, SiteKind.OBJECT, "ConfigAttributeError")
+    assert site.template.text == "Key '{key}' is not in struct"
+
+
 def test_local_variables_follow_try_handlers_and_branches_that_end():
     sites = mine(
         {

@@ -2894,6 +2894,10 @@ class _ModuleExtractor:
             if depth < 3:
                 for argument in call.args:
                     self._objects(argument, statement, depth + 1)
+                for keyword in call.keywords:
+                    # omegaconf's ``self._format_and_raise(key=key, value=None,
+                    # cause=ConfigAttributeError(msg))``: raised by the helper it is given to.
+                    self._objects(keyword.value, statement, depth + 1)
         elif kind in (ast.List, ast.Tuple, ast.Set):
             if depth < 3:
                 for element in node.elts:  # type: ignore[attr-defined]
