@@ -238,6 +238,41 @@ def test_an_exception_given_to_a_helper_by_keyword_is_a_site():
     assert site.template.text == "Key '{key}' is not in struct"
 
 
+def test_a_warning_helper_of_another_package_is_a_warning_site():
+    # Lightning's ``rank_zero_warn(…, category=PossibleUserWarning)`` and
+    # ``warning_cache.warn(m)`` come from lightning_utilities (through a module of its own for
+    # the first); a helper the source defines is read as a helper, or not at all.
+    sites = mine(
+        {
+            "pkg/data.py": """\
+            from lightning_utilities.core.rank_zero import WarningCache
+            from pkg.rank_zero import rank_zero_warn
+            from pkg.warnings import PossibleUserWarning
+            from pkg import _api
+            warning_cache = WarningCache()
+
+            def check(name, workers):
+                if workers < 2:
+                    rank_zero_warn(f"The '{name}' has few workers.", category=PossibleUserWarning)
+                m = f"You called `self.log({name!r}, ...)` twice."
+                warning_cache.warn(m)
+                my_warn(f"own helper {name} text here")
+                _api.warn_external(f"a helper of the source {name}")
+
+            def my_warn(msg):
+                print(msg)
+            """,
+            "pkg/warnings.py": "class PossibleUserWarning(UserWarning):\n    pass\n",
+            "pkg/rank_zero.py": "from lightning_utilities.core.rank_zero import rank_zero_warn\n",
+            "pkg/_api.py": "def warn_external(message):\n    print(message)\n",
+        }
+    )
+    assert [(s.line, s.kind, s.error_class, s.template.text) for s in sites] == [
+        (9, SiteKind.WARN, "PossibleUserWarning", "The '{name}' has few workers."),
+        (11, SiteKind.WARN, "UserWarning", "You called `self.log({name}, ...)` twice."),
+    ]
+
+
 def test_local_variables_follow_try_handlers_and_branches_that_end():
     sites = mine(
         {

@@ -18,6 +18,7 @@ The exports of a Python file (keys only when non-empty; ``T`` is a template)::
       "constants": {"MSG": [T, ...]},           # module-level message constants
       "tables": {"ERRORS": {"key": [T, ...]}},  # module-level dicts of messages
       "instances": {"DEPRECATED": "FooWarning"}, # warnings made once (text in constants)
+      "objects": {"cache": "WarningCache"},     # module-level instances: their class
       "classes": {"Qual": C},                   # every class of the module
       "functions": {"qual": F},                 # factories and message helpers
       "pending": [P, ...],                      # sites the link step may complete
@@ -215,6 +216,8 @@ _HELPER_NAME = re.compile(
     r"check|validate|ensure|require|assert|expect|verify",
     re.IGNORECASE,
 )
+_WARNING_HELPER = re.compile(r"(?:^|_)(?:warn|deprecation)(?:_once)?$|^warn_|_warn_")
+"""A function that shows a warning by its name (``rank_zero_warn``, ``warn_once``)."""
 _FACTORY_NAME = re.compile(r"err|exc|fail|invalid|raise|warn|abort|problem", re.IGNORECASE)
 _MESSAGE_NAME = re.compile(
     r"msg|message|text|err|detail|reason|warning|fmt|template|description|hint", re.IGNORECASE
@@ -1101,6 +1104,7 @@ class _ModuleExtractor:
         )
         self.module_constants: dict[str, list[Built]] = {}
         self.module_instances: dict[str, str] = {}
+        self.module_objects: dict[str, str] = {}
         """Module-level warnings and exceptions made once (``YIELD_FIXTURE =
         PytestDeprecationWarning("…")``): their class; their text is a constant."""
         self.log_aliases: dict[str, str] = {}
@@ -1534,6 +1538,8 @@ class _ModuleExtractor:
             data["tables"] = {n: _export_table(t) for n, t in self.module_tables.items()}
         if self.module_instances:
             data["instances"] = self.module_instances
+        if self.module_objects:
+            data["objects"] = self.module_objects
         if self.classes:
             data["classes"] = {q: self._class_export(c) for q, c in self.classes.items()}
         functions = {}
@@ -1615,7 +1621,20 @@ class _ModuleExtractor:
             ]
 
     def _collect_instance(self, statement: ast.stmt) -> None:
-        """``NAME = SomeWarning("text")`` at module level: a warning made once, warned later."""
+        """``NAME = SomeWarning("text")`` at module level: a warning made once, warned later.
+
+        Any ``NAME = SomeClass(…)`` is noted with its class (``warning_cache =
+        WarningCache()``: its ``warn`` comes from where the class does).
+        """
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and type(statement.targets[0]) is ast.Name
+            and type(statement.value) is ast.Call
+            and (made := _class_name(statement.value.func)) is not None
+            and _is_class_like(made.rpartition(".")[2])
+        ):
+            self.module_objects[statement.targets[0].id] = made
         if not (
             isinstance(statement, ast.Assign)
             and len(statement.targets) == 1
@@ -3966,6 +3985,29 @@ class _Linker:
                 return found
         return None
 
+    def outside(self, module: str, dotted: str, depth: int = 0) -> bool:
+        """Whether a dotted name used in a module comes, through imports, from another package.
+
+        A module instance's attribute (``warning_cache.warn``) comes from where its class does.
+        """
+        info = self.modules.get(module)
+        if info is None or depth > _MAX_PENDING_DEPTH:
+            return False
+        parts = dotted.split(".")
+        head = parts[0]
+        objects = info.get("objects")
+        if len(parts) > 1 and head in objects:
+            return self.outside(module, str(objects[head]), depth + 1)
+        imports = info.get("imports")
+        if head not in imports:
+            return False  # defined in the module (or a built-in)
+        target = (imports[head] + "." + ".".join(parts[1:])).rstrip(".").split(".")
+        for k in range(len(target), 0, -1):
+            found = self._module(".".join(target[:k]))
+            if found is not None:
+                return k < len(target) and self.outside(found, ".".join(target[k:]), depth + 1)
+        return True
+
     def absolute(self, target: str, depth: int) -> _Entity | None:
         """Find what an absolute dotted name refers to."""
         parts = target.split(".")
@@ -4757,6 +4799,32 @@ class _Linker:
                 ]
         return [site]
 
+    def outside_warning(self, module: str, candidate: Mapping[str, Any]) -> RaiseSite | None:
+        """A call of a warning helper the source does not define: a warning site of its own.
+
+        Lightning's ``rank_zero_warn(f"The '{name}' does not have many workers …",
+        category=PossibleUserWarning)`` and ``warning_cache.warn(m)`` come from
+        ``lightning_utilities``, another package: the message is this call's, the class its
+        ``category`` (else ``UserWarning``, what ``warnings.warn`` gives by default).
+        """
+        call = candidate["call"]
+        callee = str(call.get("callee") or "")
+        if not _WARNING_HELPER.search(callee.rpartition(".")[2]) or not self.outside(
+            module, callee
+        ):
+            return None
+        category = _load_parts((call.get("keywords") or {}).get("category") or [])
+        named = category[0].text if len(category) == 1 and category[0].hole else ""
+        error_class = named.rpartition(".")[2] if _is_class_like(named.rpartition(".")[2]) else ""
+        site = RaiseSite.model_validate(candidate["site"])
+        return site.model_copy(
+            update={
+                "kind": SiteKind.WARN,
+                "error_class": error_class or "UserWarning",
+                "severity": Severity.WARNING,
+            }
+        )
+
     def helper_call(
         self, module: str, candidate: Mapping[str, Any]
     ) -> tuple[RaiseSite, tuple[str, str]] | None:
@@ -4910,6 +4978,10 @@ class _Linker:
                 if made is not None:
                     extra.setdefault(result.path, []).append(made[0])
                     used.add(made[1])
+                else:
+                    warned = self.outside_warning(module, candidate)
+                    if warned is not None:
+                        extra.setdefault(result.path, []).append(warned)
         helper_sites: dict[str, set[int]] = {}
         for owner, qualname in used:
             function = self.modules[owner].get("functions")[qualname]
