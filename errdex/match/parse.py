@@ -2172,17 +2172,58 @@ def _prepare(text: str) -> list[str]:
 
 
 def _clean(lines: list[str]) -> list[str]:
-    """Remove ANSI codes, trailing blanks, code fences and a common indent or quote."""
+    """Remove ANSI codes, trailing blanks, code fences, panels and a common indent or quote."""
     if any("\x1b" in line or "[" in line for line in lines):
         stripped = strip_ansi("\n".join(lines))
         lines = stripped.split("\n")
     lines = _dedent([line.rstrip() for line in lines])
+    if any("\u256d" in line for line in lines):
+        lines = _unpanelled(lines)
     if not any("```" in line for line in lines):
         return lines
     for i, line in enumerate(lines):
         if line.lstrip().startswith("```"):
             lines[i] = ""
     return _dedent(lines)
+
+
+_PANEL_TOP = re.compile(
+    r"^(?P<indent>\s*)\u256d\u2500*(?: (?P<title>[^\u2500\u256e]+?) \u2500*)?\u256e$"
+)
+"""The top edge of a Rich panel, with its title: ``╭─ Error ───╮`` (typer's errors)."""
+
+
+def _unpanelled(lines: list[str]) -> list[str]:
+    """Take the text out of Rich panels: ``╭─ Error ─╮`` / ``│ text │`` / ``╰───╯``.
+
+    typer prints click's errors so: the panel's title becomes the text's class as click
+    prints it plain (``Error: Missing argument 'NAME'.``), its lines the message.
+    """
+    result: list[str] = []
+    i = 0
+    while i < len(lines):
+        top = _PANEL_TOP.match(lines[i])
+        end = i + 1
+        indent = top["indent"] if top else ""
+        while top and end < len(lines) and lines[end].startswith(indent + "\u2502"):
+            end += 1
+        if top is None or end >= len(lines) or not lines[end].startswith(indent + "\u2570"):
+            result.append(lines[i])
+            i += 1
+            continue
+        body = [
+            line[len(indent) + 1 :].rstrip().removesuffix("\u2502").rstrip()
+            for line in lines[i + 1 : end]
+        ]
+        body = [line[1:] if line.startswith(" ") else line for line in body]
+        title = (top["title"] or "").strip()
+        if title and body and not title.startswith("Traceback"):
+            body[0] = f"{title}: {body[0]}"
+        elif title:
+            body.insert(0, f"{title}:")
+        result.extend(indent + line for line in body)
+        i = end + 1
+    return result
 
 
 def _dedent(lines: list[str]) -> list[str]:
