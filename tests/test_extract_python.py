@@ -273,6 +273,47 @@ def test_a_warning_helper_of_another_package_is_a_warning_site():
     ]
 
 
+def test_a_deprecated_decorator_is_a_warning_site():
+    # PEP 702: FastAPI's ``@deprecated("on_event is deprecated, …")`` warns when called.
+    sites = mine(
+        {
+            "app.py": """\
+            import warnings
+            from typing_extensions import deprecated
+
+            class App:
+                @deprecated("on_event is deprecated, use lifespan event handlers instead.")
+                def on_event(self, name):
+                    return name
+
+            @warnings.deprecated("Use g() instead", category=FutureWarning)
+            def f():
+                pass
+
+            @deprecated("never shown", category=None)
+            def h():
+                pass
+
+            def deprecated_here(reason):
+                return lambda function: function
+
+            @deprecated_here("not the PEP 702 decorator")
+            def k():
+                pass
+            """
+        }
+    )
+    assert [(s.line, s.kind, s.error_class, s.template.text) for s in sites] == [
+        (
+            5,
+            SiteKind.WARN,
+            "DeprecationWarning",
+            "on_event is deprecated, use lifespan event handlers instead.",
+        ),
+        (9, SiteKind.WARN, "FutureWarning", "Use g() instead"),
+    ]
+
+
 def test_local_variables_follow_try_handlers_and_branches_that_end():
     sites = mine(
         {

@@ -216,6 +216,11 @@ _HELPER_NAME = re.compile(
     r"check|validate|ensure|require|assert|expect|verify",
     re.IGNORECASE,
 )
+_DEPRECATED_DECORATORS = frozenset(
+    {"warnings.deprecated", "typing_extensions.deprecated", "typing.deprecated"}
+)
+"""The PEP 702 decorator, wherever it is imported from."""
+
 _WARNING_HELPER = re.compile(r"(?:^|_)(?:warn|deprecation)(?:_once)?$|^warn_|_warn_")
 """A function that shows a warning by its name (``rank_zero_warn``, ``warn_once``)."""
 _FACTORY_NAME = re.compile(r"err|exc|fail|invalid|raise|warn|abort|problem", re.IGNORECASE)
@@ -1881,6 +1886,8 @@ class _ModuleExtractor:
         return merged
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if node.decorator_list:
+            self._deprecations(node)
         outer = self._scope
         qualname = f"{outer.qualname}.{node.name}" if outer.qualname else node.name
         arguments = node.args
@@ -1954,7 +1961,36 @@ class _ModuleExtractor:
             self._scope = outer
             self._guards, self._handlers, self._trys = saved
 
+    def _deprecations(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        """``@deprecated("…")`` (PEP 702): calling the function warns with that message.
+
+        From ``warnings`` (3.13) or ``typing_extensions``; the class is the ``category``
+        given (``DeprecationWarning`` by default), and the warning shows the caller's line.
+        FastAPI's ``@deprecated("on_event is deprecated, use lifespan …")``.
+        """
+        for decorator in node.decorator_list:
+            if type(decorator) is not ast.Call or not decorator.args:
+                continue
+            name = _dotted(decorator.func)
+            origin = self.imports.get(name or "", name or "")
+            if origin not in _DEPRECATED_DECORATORS:
+                continue
+            category = _keyword(decorator, "category")
+            if type(category) is ast.Constant:
+                continue  # ``category=None``: no warning at run time
+            error_class = (_class_name(category) if category is not None else None) or (
+                "DeprecationWarning"
+            )
+            self._emit(
+                decorator,  # type: ignore[arg-type]
+                kind=SiteKind.WARN,
+                error_class=error_class.rpartition(".")[2],
+                message=decorator.args[0],
+                severity=Severity.WARNING,
+            )
+
     def _class(self, node: ast.ClassDef) -> None:
+        self._deprecations(node)
         outer = self._scope
         qualname = f"{outer.qualname}.{node.name}" if outer.qualname else node.name
         # ``class SyncAPIClient(BaseClient[httpx.Client, Stream[Any]])``: a generic base is

@@ -1070,7 +1070,10 @@ def _read_warning(scan: Scan, start: int, floor: int) -> Block | None:
     message = (match["msg"] or "").strip()
     end = start + 1
     lines = scan.lines
-    if end < len(lines) and _indent(lines[end]) > _indent(lines[start]) and lines[end].strip():
+    if end < len(lines) and _indent(lines[end]) == _indent(lines[start]) + 2 and lines[end].strip():
+        # The source line: two spaces in. A message's own lines may be indented otherwise
+        # (gradio's "    Output components:", FastAPI's deprecation text after an empty first
+        # line), and go on to the source line further down.
         source = lines[end].strip()
         end += 1
     else:
