@@ -136,7 +136,10 @@ def test_a_local_name_set_to_unknown_text_on_one_path_stays_a_hole_there():
             """
         }
     )
-    assert texts(sites, 9) == ["Cannot install {info} because of conflicts."]
+    assert sorted(texts(sites, 9)) == [
+        "Cannot install the requested packages because of conflicts.",
+        "Cannot install {info} because of conflicts.",
+    ]
     assert sorted(texts(sites, 16)) == ["plain", "{msg}"]
 
 
@@ -311,6 +314,43 @@ def test_a_deprecated_decorator_is_a_warning_site():
             "on_event is deprecated, use lifespan event handlers instead.",
         ),
         (9, SiteKind.WARN, "FutureWarning", "Use g() instead"),
+    ]
+
+
+def test_a_name_that_says_little_on_one_path_keeps_the_texts_of_the_others():
+    # hydra: ``msg`` is ``f"Error parsing override '{override}'\\n{e}"`` on one path and
+    # ``f"{e}"`` on another; a helper defined elsewhere makes its text of each.
+    sites = mine(
+        {
+            "m.py": """\
+            def _with_full_key(message, full_key):
+                return f"{message}\\nfull_key: {full_key}" if full_key else message
+
+            def parse(override, kind, e):
+                if kind:
+                    msg = f"Error parsing override '{override}'\\n{e}"
+                else:
+                    msg = f"{e}"
+                raise ValueError(f"{msg}\\nSee the grammar for details")
+
+            def call(target, partial, full_key, e):
+                if partial:
+                    msg = f"Error in creating partial({target}, ...) object:"
+                else:
+                    msg = f"Error in call to target '{target}':"
+                raise RuntimeError(_with_full_key(msg, full_key))
+            """
+        }
+    )
+    assert sorted(texts(sites, 9)) == [
+        "Error parsing override '{override}'\n{e}\nSee the grammar for details",
+        "{msg}\nSee the grammar for details",
+    ]
+    assert sorted(texts(sites, 16)) == [
+        "Error in call to target '{target}':",
+        "Error in call to target '{target}':\nfull_key: {full_key}",
+        "Error in creating partial({target}, ...) object:",
+        "Error in creating partial({target}, ...) object:\nfull_key: {full_key}",
     ]
 
 

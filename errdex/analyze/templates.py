@@ -92,6 +92,10 @@ _COLOUR = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 """A terminal control sequence (a colour) in a string literal: ``"\\033[1;33m"``."""
 
 
+def _literal_chars(parts: Sequence[TemplatePart]) -> int:
+    return sum(len(part.text) for part in parts if not part.hole)
+
+
 def _literal(text: str) -> TemplatePart:
     if "\x1b" in text:
         # sglang's ``logger.warning(f"\033[1;33m{message}\033[0m")``: a paste never shows
@@ -433,15 +437,23 @@ class TemplateBuilder:
         if not resolved:
             return []
         texts: list[tuple[TemplatePart, ...]] = []
+        unsaid = False  # a text that says little (``f"{e}"``, ``f" {hint}"``) or is not known
         for built in resolved:
-            if built.form in ("reference", "opaque"):
-                return []
-            if any(part.hole for part in built.parts):
-                literal = sum(len(part.text) for part in built.parts if not part.hole)
-                if literal < VARIABLE_LITERAL:
-                    return []
-            texts.append(built.parts)
-        return texts
+            literal = sum(len(part.text) for part in built.parts if not part.hole)
+            if built.form in ("reference", "opaque") or (
+                literal < VARIABLE_LITERAL and any(part.hole for part in built.parts)
+            ):
+                unsaid = True
+            else:
+                texts.append(built.parts)
+        if not unsaid:
+            return texts
+        said = [text for text in texts if _literal_chars(text) >= VARIABLE_LITERAL]
+        if not said:
+            return []
+        # hydra's ``msg`` is ``f"Error parsing override '{override}'\n{e}"`` or ``f"{e}"``: the
+        # texts that say something, and the name as a hole for the others.
+        return [*said, (_hole(value.value),)]
 
     def _concat(self, node: ast.BinOp) -> list[Built]:
         lefts = self._operand(node.left)

@@ -1391,7 +1391,21 @@ class _ModuleExtractor:
             return None
         if _is_class_like(chain.rpartition(".")[2]):
             return None
-        return [reference(source_text(call), {"call": self._call_spec(call, func)})]
+        text = source_text(call)
+        for argument in (*call.args, *(k.value for k in call.keywords if k.arg is not None)):
+            if type(argument) is not ast.Name or argument.id not in scope.variables:
+                continue
+            built = scope.variables[argument.id]
+            if 1 < len(built) <= MAX_ALTERNATIVES and all(b.form != "opaque" for b in built):
+                # hydra's ``_with_full_key(msg, full_key)`` with ``msg`` set on two branches:
+                # the function makes its text of each.
+                spec = self._call_spec(call, func, argument)
+                return [
+                    reference(text, {"call": _with_message(spec, argument, merge_parts(b.parts))})
+                    for b in built
+                ]
+            break  # one argument's alternatives at most
+        return [reference(text, {"call": self._call_spec(call, func)})]
 
     def _is_message_name(self, node: ast.expr) -> bool:
         """Tell whether an unresolved name evidently holds text (``MSG``, ``self.message``)."""
