@@ -553,6 +553,11 @@ MAX_NESTED_REFERENCE = 2000
 _LIST_KEY = "[]"
 """Prefix of the key under which a local list's first item is kept with the variables."""
 
+_LIST_CHANGES = frozenset(
+    {"append", "insert", "extend", "sort", "reverse", "clear", "remove", "pop"}
+)
+"""The methods that change what a list's first item is (see ``_list_changed``)."""
+
 _NO_ITEM = Built((), "empty-list")
 """The first item of a list that may still be empty."""
 
@@ -1459,13 +1464,13 @@ class _ModuleExtractor:
         if starts is None:
             return
         if func.attr == "append" and len(call.args) == 1 and not call.keywords:
-            if _NO_ITEM in starts:
+            if any(b is _NO_ITEM for b in starts):
                 added = [b for b in starts if b is not _NO_ITEM]
                 for built in self.builder.build(call.args[0]):
                     if built not in added:
                         added.append(built)
                 variables[key] = added[:MAX_ALTERNATIVES]
-        elif func.attr in ("insert", "extend", "sort", "reverse", "clear", "remove", "pop"):
+        else:
             variables.pop(key)
 
     def _constant_templates(self, value: ast.expr, form: str) -> list[Built] | None:
@@ -1687,7 +1692,8 @@ class _ModuleExtractor:
                     value = value.value
                 if type(value) is ast.Call:
                     self._note_call(value)
-                    self._list_changed(value)
+                    if type(value.func) is ast.Attribute and value.func.attr in _LIST_CHANGES:
+                        self._list_changed(value)
                     self._call(value, statement)
                 elif type(value) in (ast.Yield, ast.YieldFrom) and value.value is not None:
                     self._objects(value.value, statement, 0)
@@ -2085,7 +2091,12 @@ class _ModuleExtractor:
                         and (
                             _MESSAGE_VARIABLE.search(target.id)
                             # vLLM's ``base = super().__str__()`` in ``__str__``
-                            or (scope.cls is not None and self._given_reference(value))
+                            or (
+                                scope.cls is not None
+                                and type(value.func) is ast.Attribute
+                                and value.func.attr == "__str__"
+                                and self._given_reference(value) is not None
+                            )
                         )
                     ):
                         built = [b for b in self.builder.build(value) if b.form != "opaque"]
@@ -2104,7 +2115,8 @@ class _ModuleExtractor:
                     ]
                 else:
                     variables.pop(target.id, None)
-                self._list_bound(target.id, value)
+                if type(value) is ast.List or _LIST_KEY + target.id in variables:
+                    self._list_bound(target.id, value)
             elif (
                 scope.method == "__init__"
                 and scope.cls is not None
@@ -2132,7 +2144,8 @@ class _ModuleExtractor:
                 scope.made_by_param[targets[0].id] = value.func.id
             else:
                 scope.made_by_param.pop(targets[0].id, None)
-            _choose_class(scope.class_choices, targets[0].id, value)
+            if kind is ast.Name or kind is ast.Attribute or targets[0].id in scope.class_choices:
+                _choose_class(scope.class_choices, targets[0].id, value)
             method = _log_method(value) if kind is ast.Attribute or kind is ast.IfExp else None
             if method is not None:
                 # gunicorn's ``log_func = self.log.info if status == 0 else self.log.error``
@@ -2966,7 +2979,8 @@ class _ModuleExtractor:
                 for keyword in call.keywords:
                     # omegaconf's ``self._format_and_raise(key=key, value=None,
                     # cause=ConfigAttributeError(msg))``: raised by the helper it is given to.
-                    self._objects(keyword.value, statement, depth + 1)
+                    if type(keyword.value) is ast.Call:
+                        self._objects(keyword.value, statement, depth + 1)
         elif kind in (ast.List, ast.Tuple, ast.Set):
             if depth < 3:
                 for element in node.elts:  # type: ignore[attr-defined]
