@@ -2120,6 +2120,17 @@ def _fallback(lines: Sequence[str]) -> tuple[list[ParsedError], int]:
         text = line.strip()
         if _indent(line) == 0 and text:
             cls, _ = _split_class(text, strict=True)
+            if (
+                cls is not None
+                and builder is not None
+                and last == i - 1
+                and "." in (builder.cls or "")
+                and "." not in cls
+            ):
+                # A message's own next line that reads as an error: werkzeug's
+                # ``BadRequestKeyError: 400 Bad Request: …`` then ``KeyError: 'name'``, as the
+                # traceback printed it (a traceback's reader takes it so).
+                cls = None
             if cls is not None:
                 if builder is not None:
                     errors.append(builder.build())
