@@ -354,6 +354,56 @@ def test_a_name_that_says_little_on_one_path_keeps_the_texts_of_the_others():
     ]
 
 
+def test_a_factory_whose_class_comes_from_a_table_of_classes():
+    # anthropic: ``error_class = ERROR_CLASSES.get(…) or … or (InternalServerError if … else
+    # APIStatusError)``, ``return error_class(err_msg, …)``, reached through a method that
+    # hands its caller's message on as it is.
+    sites = mine(
+        {
+            "pkg/_errors.py": """\
+            class APIStatusError(Exception):
+                def __init__(self, message, *, response, body):
+                    super().__init__(message)
+
+            class BadRequestError(APIStatusError): pass
+            class NotFoundError(APIStatusError): pass
+            class InternalServerError(APIStatusError): pass
+
+            ERROR_CLASSES: dict = {(400, None): BadRequestError, (404, None): NotFoundError}
+
+            def make_status_error(err_msg, *, body, response):
+                error_class = (
+                    ERROR_CLASSES.get((response.status_code, body))
+                    or (InternalServerError if response.status_code >= 500 else APIStatusError)
+                )
+                return error_class(err_msg, response=response, body=body)
+            """,
+            "pkg/client.py": """\
+            from pkg._errors import make_status_error
+
+            class Client:
+                def _make_status_error_from_response(self, response):
+                    err_msg = f"Error code: {response.status_code} - {response.text}"
+                    return self._make_status_error(err_msg, body=None, response=response)
+
+                def _make_status_error(self, err_msg, *, body, response):
+                    return make_status_error(err_msg, body=body, response=response)
+
+                def request(self, response):
+                    raise self._make_status_error_from_response(response) from None
+            """,
+        }
+    )
+    raised = [(s.error_class, s.template.text) for s in sites if s.path == "pkg/client.py"]
+    text = "Error code: {response.status_code} - {response.text}"
+    assert sorted(raised) == [
+        ("APIStatusError", text),
+        ("BadRequestError", text),
+        ("InternalServerError", text),
+        ("NotFoundError", text),
+    ]
+
+
 def test_local_variables_follow_try_handlers_and_branches_that_end():
     sites = mine(
         {

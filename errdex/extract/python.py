@@ -550,6 +550,11 @@ _SEVERITY_RANK = {Severity.CRITICAL: 3, Severity.ERROR: 2, Severity.WARNING: 1}
 MAX_NESTED_REFERENCE = 2000
 """A call's argument keeps a reference to resolve at link only up to this long (its JSON)."""
 
+_CLASS_VALUE_KINDS = frozenset(
+    {ast.Name, ast.Attribute, ast.BoolOp, ast.IfExp, ast.Subscript, ast.Call}
+)
+"""The expressions that may name exception classes (see ``_class_options``)."""
+
 _LIST_KEY = "[]"
 """Prefix of the key under which a local list's first item is kept with the variables."""
 
@@ -562,17 +567,84 @@ _NO_ITEM = Built((), "empty-list")
 """The first item of a list that may still be empty."""
 
 
-def _choose_class(choices: dict[str, list[ast.expr]], name: str, value: ast.expr) -> None:
-    """Note that a local name is bound to an exception class, or to something else.
+def _choose_class(
+    choices: dict[str, list[ast.expr]],
+    name: str,
+    value: ast.expr,
+    tables: Mapping[str, list[ast.expr]],
+) -> None:
+    """Note that a local name is bound to exception classes, or to something else.
 
     Every class a name is bound to in the function counts (the branches of an ``if``), in
-    the order they come; a binding to anything else forgets them.
+    the order they come; a binding to anything else forgets them. A value may name several:
+    ``TABLE.get(key)`` or ``TABLE[key]`` of a module's table of classes, ``a or b``, ``a if c
+    else b`` (anthropic's ``ERROR_CLASSES.get(…) or … or (InternalServerError if … else
+    APIStatusError)``).
     """
-    held = _class_name(value) if type(value) in (ast.Name, ast.Attribute) else None
-    if held is None or not _is_class_like(held.rpartition(".")[2]):
+    options = _class_options(value, tables, 0)
+    if not options:
         choices.pop(name, None)
-    elif not any(_class_name(known) == held for known in choices.setdefault(name, [])):
-        choices[name].append(value)
+        return
+    known = choices.setdefault(name, [])
+    for option in options:
+        if len(known) < _MAX_RETURNS and not any(
+            _class_name(seen) == _class_name(option) for seen in known
+        ):
+            known.append(option)
+
+
+def _class_options(
+    value: ast.expr, tables: Mapping[str, list[ast.expr]], depth: int
+) -> list[ast.expr] | None:
+    """The exception classes an expression may evaluate to, or None when it may be another."""
+    kind = type(value)
+    if kind is ast.Name or kind is ast.Attribute:
+        held = _class_name(value)
+        return [value] if held is not None and _is_class_like(held.rpartition(".")[2]) else None
+    if depth > 4:
+        return None
+    if kind is ast.BoolOp and type(value.op) is ast.Or:  # type: ignore[attr-defined]
+        parts = [_class_options(v, tables, depth + 1) for v in value.values]  # type: ignore[attr-defined]
+    elif kind is ast.IfExp:
+        parts = [
+            _class_options(value.body, tables, depth + 1),  # type: ignore[attr-defined]
+            _class_options(value.orelse, tables, depth + 1),  # type: ignore[attr-defined]
+        ]
+    elif kind is ast.Subscript and type(value.value) is ast.Name:  # type: ignore[attr-defined]
+        return tables.get(value.value.id)  # type: ignore[attr-defined]
+    elif (
+        kind is ast.Call
+        and type(value.func) is ast.Attribute  # type: ignore[attr-defined]
+        and value.func.attr == "get"  # type: ignore[attr-defined]
+        and type(value.func.value) is ast.Name  # type: ignore[attr-defined]
+        and value.func.value.id in tables  # type: ignore[attr-defined]
+    ):
+        table = tables[value.func.value.id]  # type: ignore[attr-defined]
+        if len(value.args) < 2:  # type: ignore[attr-defined]
+            return table
+        parts = [table, _class_options(value.args[1], tables, depth + 1)]  # type: ignore[attr-defined]
+    else:
+        return None
+    if any(part is None for part in parts):
+        return None
+    # The classes named outright first, then a table's: the first are the fallbacks every
+    # other status gets (``InternalServerError``), and a long table may pass the cap.
+    parts.sort(key=lambda part: len(part or ()))
+    return [option for part in parts for option in part or ()]
+
+
+def _class_table(value: ast.expr | None) -> list[ast.expr] | None:
+    """The classes of a dict display whose every value is an exception class, else None."""
+    if type(value) is not ast.Dict or not value.values:
+        return None
+    classes: list[ast.expr] = []
+    for item in value.values:
+        held = _class_name(item) if type(item) in (ast.Name, ast.Attribute) else None
+        if held is None or not _is_class_like(held.rpartition(".")[2]):
+            return None
+        if not any(_class_name(seen) == held for seen in classes):
+            classes.append(item)
+    return classes
 
 
 def _log_method(value: ast.expr) -> str | None:
@@ -1115,6 +1187,8 @@ class _ModuleExtractor:
         self.module_constants: dict[str, list[Built]] = {}
         self.module_instances: dict[str, str] = {}
         self.module_objects: dict[str, str] = {}
+        self.class_tables: dict[str, list[ast.expr]] = {}
+        """Module-level dicts whose values are exception classes (anthropic's ``ERROR_CLASSES``)."""
         """Module-level warnings and exceptions made once (``YIELD_FIXTURE =
         PytestDeprecationWarning("…")``): their class; their text is a constant."""
         self.log_aliases: dict[str, str] = {}
@@ -1650,6 +1724,17 @@ class _ModuleExtractor:
         Any ``NAME = SomeClass(…)`` is noted with its class (``warning_cache =
         WarningCache()``: its ``warn`` comes from where the class does).
         """
+        target = (
+            statement.targets[0]
+            if type(statement) is ast.Assign and len(statement.targets) == 1
+            else statement.target
+            if type(statement) is ast.AnnAssign
+            else None
+        )
+        if type(target) is ast.Name:
+            table = _class_table(statement.value)  # type: ignore[attr-defined]
+            if table is not None:
+                self.class_tables[target.id] = table
         if (
             isinstance(statement, ast.Assign)
             and len(statement.targets) == 1
@@ -2144,8 +2229,8 @@ class _ModuleExtractor:
                 scope.made_by_param[targets[0].id] = value.func.id
             else:
                 scope.made_by_param.pop(targets[0].id, None)
-            if kind is ast.Name or kind is ast.Attribute or targets[0].id in scope.class_choices:
-                _choose_class(scope.class_choices, targets[0].id, value)
+            if kind in _CLASS_VALUE_KINDS or targets[0].id in scope.class_choices:
+                _choose_class(scope.class_choices, targets[0].id, value, self.class_tables)
             method = _log_method(value) if kind is ast.Attribute or kind is ast.IfExp else None
             if method is not None:
                 # gunicorn's ``log_func = self.log.info if status == 0 else self.log.error``
@@ -2606,6 +2691,17 @@ class _ModuleExtractor:
             call = value
             self._note_call(call)
             name = _class_name(call.func)
+            choices = scope.class_choices.get(call.func.id) if type(call.func) is ast.Name else None
+            if choices and scope.info is not None and call.func.id not in scope.params:  # type: ignore[attr-defined]
+                # anthropic's ``return error_class(err_msg, response=response, body=body)``
+                for choice in choices:
+                    held = _class_name(choice)
+                    if held is not None:
+                        made = ast.copy_location(
+                            ast.Call(func=choice, args=call.args, keywords=call.keywords), call
+                        )
+                        self._factory_return(scope.info, made, held, statement.lineno)
+                return
             if (
                 name is not None
                 and _is_class_like(name)
@@ -2691,7 +2787,12 @@ class _ModuleExtractor:
         message = self._message_argument(call)
         if message is None:
             return
-        built = [b for b in self.builder.build(message) if _literal_length(b.parts)]
+        if type(message) is ast.Name and message.id in self._scope.params:
+            # anthropic's ``_make_status_error(self, err_msg, …)``: ``return
+            # make_status_error(err_msg, …)``, the caller's message handed on as it is.
+            built = [Built((TemplatePart(text=message.id, hole=True),), "variable")]
+        else:
+            built = [b for b in self.builder.build(message) if _literal_length(b.parts)]
         if not built:
             return
         at: int | str | None = next((n for n, a in enumerate(call.args) if a is message), None)
