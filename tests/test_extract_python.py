@@ -404,6 +404,31 @@ def test_a_factory_whose_class_comes_from_a_table_of_classes():
     ]
 
 
+def test_a_module_constant_set_again_in_branches_holds_each_text():
+    # bitsandbytes' ``BNB_BACKEND = "CPU"``, then ``"ROCm"`` or ``"CUDA"`` by platform.
+    sites = mine(
+        {
+            "m.py": """\
+            import os
+            BACKEND = "CPU"
+            if os.environ.get("X"):
+                BACKEND = "ROCm"
+            elif os.environ.get("Y"):
+                if os.environ.get("Z"):
+                    BACKEND = "CUDA"
+
+            def load(path):
+                raise RuntimeError(f"No compatible {BACKEND} binary found at {path}")
+            """
+        }
+    )
+    assert texts(sites, 10) == [
+        "No compatible CPU binary found at {path}",
+        "No compatible CUDA binary found at {path}",
+        "No compatible ROCm binary found at {path}",
+    ]
+
+
 def test_local_variables_follow_try_handlers_and_branches_that_end():
     sites = mine(
         {

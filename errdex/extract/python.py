@@ -1575,6 +1575,8 @@ class _ModuleExtractor:
             self._collect_constant(
                 statement, self.module_constants, self.module_tables, "constant-ref"
             )
+            if type(statement) is ast.If:
+                self._branch_constants(statement, 0)
             self._collect_instance(statement)
             self._collect_log_aliases(statement)
             kind = type(statement)
@@ -1717,6 +1719,28 @@ class _ModuleExtractor:
             table[target.id] = [
                 Built(b.parts, b.form, b.i18n, Location(path=self.path, line=line)) for b in built
             ]
+
+    def _branch_constants(self, statement: ast.If, depth: int) -> None:
+        """A module's text constant set again in an ``if``'s branches holds each of its texts.
+
+        bitsandbytes' ``BNB_BACKEND = "CPU"``, then ``"ROCm"``, ``"CUDA"`` or ``"XPU"`` by
+        platform: ``f"No compatible {BNB_BACKEND} binary found …"`` is each of them.
+        """
+        constants = self.module_constants
+        for branch in (statement.body, statement.orelse):
+            for inner in branch:
+                if type(inner) is ast.If and depth < 3:
+                    self._branch_constants(inner, depth + 1)
+                    continue
+                found: dict[str, list[Built]] = {}
+                self._collect_constant(inner, found, {}, "constant-ref")
+                for name, built in found.items():
+                    known = constants.setdefault(name, [])
+                    for item in built:
+                        if len(known) < MAX_ALTERNATIVES and all(
+                            item.parts != seen.parts for seen in known
+                        ):
+                            known.append(item)
 
     def _collect_instance(self, statement: ast.stmt) -> None:
         """``NAME = SomeWarning("text")`` at module level: a warning made once, warned later.
