@@ -429,6 +429,31 @@ def test_a_module_constant_set_again_in_branches_holds_each_text():
     ]
 
 
+def test_a_parameter_defaulting_to_warn_is_warn():
+    # psycopg: ``def __del__(self, __warn: Any = warn)`` keeps ``warnings.warn`` for exit.
+    sites = mine(
+        {
+            "c.py": """\
+            from warnings import warn
+
+            class Connection:
+                def __del__(self, __warn=warn):
+                    __warn(f"{self!r} was deleted while still open.", ResourceWarning)
+
+                def close(self, __log=print):
+                    __log(f"closing {self!r} now, as asked")
+            """
+        }
+    )
+    (site,) = sites
+    assert (site.line, site.kind, site.error_class, site.template.text) == (
+        5,
+        SiteKind.WARN,
+        "ResourceWarning",
+        "{self} was deleted while still open.",
+    )
+
+
 def test_local_variables_follow_try_handlers_and_branches_that_end():
     sites = mine(
         {

@@ -2840,6 +2840,12 @@ class _ModuleExtractor:
         func = call.func
         if not isinstance(func, (ast.Attribute, ast.Name)):
             return
+        scope = self._scope
+        if type(func) is ast.Name and func.id in scope.params and func.id not in scope.assigned:
+            default = self._param_default(func.id)
+            if type(default) in (ast.Name, ast.Attribute):
+                # psycopg's ``def __del__(self, __warn=warn)``: ``__warn(…)`` is ``warn(…)``.
+                func = default  # type: ignore[assignment]
         name = func.attr if isinstance(func, ast.Attribute) else func.id
         receiver = _receiver_name(func.value) if isinstance(func, ast.Attribute) else ""
         if receiver in self._scope.params:
