@@ -454,6 +454,34 @@ def test_a_parameter_defaulting_to_warn_is_warn():
     )
 
 
+def test_a_lazy_message_is_the_text_its_lambda_makes():
+    # sympy: ``raise TypeError(LazyExceptionMessage(lambda: f"cannot determine truth value
+    # of Relational: {self}"))``, shown through the message object's ``__str__``.
+    sites = mine(
+        {
+            "rel.py": """\
+            class LazyExceptionMessage:
+                def __init__(self, callback):
+                    self.callback = callback
+
+                def __str__(self):
+                    return self.callback()
+
+            class Relational:
+                def __bool__(self):
+                    raise TypeError(
+                        LazyExceptionMessage(lambda: f"cannot determine truth value of {self}")
+                    )
+            """
+        }
+    )
+    (site,) = sites
+    assert (site.error_class, site.template.text) == (
+        "TypeError",
+        "cannot determine truth value of {self}",
+    )
+
+
 def test_local_variables_follow_try_handlers_and_branches_that_end():
     sites = mine(
         {

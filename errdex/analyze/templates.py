@@ -510,6 +510,15 @@ class TemplateBuilder:
             ][:MAX_ALTERNATIVES]
         if name == "str" and len(node.args) == 1:
             return self._build(node.args[0])
+        if (
+            len(node.args) == 1
+            and type(node.args[0]) is ast.Lambda
+            and not node.args[0].args.args
+            and name.endswith("Message")
+        ):
+            # sympy's ``LazyExceptionMessage(lambda: f"cannot determine truth value of
+            # Relational: {self}")``: the text the lambda makes when it is shown.
+            return self._build(node.args[0].body)
         if isinstance(func, ast.Attribute):
             receiver = func.value
             if name == "format" and not _is_module(receiver):
