@@ -482,6 +482,29 @@ def test_a_lazy_message_is_the_text_its_lambda_makes():
     )
 
 
+def test_text_printed_to_standard_error_is_a_logged_error():
+    # werkzeug's ``print(f"Port {port} is in use by another program. …", file=sys.stderr)``
+    sites = mine(
+        {
+            "serving.py": """\
+            import sys
+            import click
+
+            def run(port, e):
+                print(e.strerror, file=sys.stderr)
+                print(f"Port {port} is in use by another program.", file=sys.stderr)
+                print(f"Serving on {port}")
+                click.echo(f"Error: no such file {port}", err=True)
+                click.echo("all good")
+            """
+        }
+    )
+    assert [(s.line, s.kind, s.error_class, s.template.text) for s in sites] == [
+        (6, SiteKind.LOG, "ERROR", "Port {port} is in use by another program."),
+        (8, SiteKind.LOG, "ERROR", "Error: no such file {port}"),
+    ]
+
+
 def test_local_variables_follow_try_handlers_and_branches_that_end():
     sites = mine(
         {

@@ -647,6 +647,20 @@ def _class_table(value: ast.expr | None) -> list[ast.expr] | None:
     return classes
 
 
+def _to_stderr(call: ast.Call, name: str, func: ast.expr) -> bool:
+    """Whether a call prints to standard error.
+
+    ``print(…, file=sys.stderr)``, and click's and typer's ``echo(…, err=True)``.
+    """
+    if name == "print" and type(func) is ast.Name:
+        target = _keyword(call, "file")
+        return target is not None and _dotted(target) == "sys.stderr"
+    if name in ("echo", "secho"):
+        err = _keyword(call, "err")
+        return type(err) is ast.Constant and err.value is True
+    return False
+
+
 def _log_method(value: ast.expr) -> str | None:
     """The logger method a value is (``logger.error``), the most severe of an ``a if c else b``."""
     if type(value) is ast.IfExp:
@@ -2926,6 +2940,20 @@ class _ModuleExtractor:
                 call_spec=spec,
                 instance=instance,
             )
+        elif call.args and _to_stderr(call, name, func):
+            # werkzeug's ``print(f"Port {port} is in use by another program. …",
+            # file=sys.stderr)``, click's ``echo(msg, err=True)``: an error the user is shown.
+            message = call.args[0]
+            if self.builder.is_string_like(message) and any(
+                _literal_length(b.parts) for b in self.builder.build(message)
+            ):
+                self._emit(
+                    statement,
+                    kind=SiteKind.LOG,
+                    error_class="ERROR",
+                    message=message,
+                    severity=Severity.ERROR,
+                )
         elif name == "exit" and receiver == "sys" and call.args:
             if self.builder.is_string_like(call.args[0]):
                 self._emit(
