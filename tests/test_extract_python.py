@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import string
 import sys
 import textwrap
 
@@ -503,6 +504,35 @@ def test_text_printed_to_standard_error_is_a_logged_error():
         (6, SiteKind.LOG, "ERROR", "Port {port} is in use by another program."),
         (8, SiteKind.LOG, "ERROR", "Error: no such file {port}"),
     ]
+
+
+def test_dollar_fields_are_holes_where_the_source_fills_them_with_string_template():
+    # omegaconf raises ``ValidationError("Value '$VALUE' of type '$VALUE_TYPE' could not be
+    # converted to Integer")`` and fills the fields with ``string.Template`` elsewhere.
+    nodes = """\
+        class ValidationError(Exception):
+            pass
+
+        def convert(value):
+            raise ValidationError("Value '$VALUE' of type '${VALUE_TYPE}' costs $$5")
+        """
+    formats = (
+        "import string\n\n"
+        "def fill(msg, **fields):\n"
+        "    return string.Template(msg).safe_substitute(**fields)\n"
+    )
+    (site,) = mine({"omc/nodes.py": nodes, "omc/_utils.py": formats})
+    assert site.template.text == "Value '{VALUE}' of type '{VALUE_TYPE}' costs {$}5"
+    pattern = compile_template(site.template)
+    raw = "Value '$VALUE' of type '${VALUE_TYPE}' costs $$5"
+    for shown in (
+        string.Template(raw).safe_substitute(VALUE="abc", VALUE_TYPE="str"),
+        raw,
+    ):
+        assert pattern.match(shown) is not None, shown
+    # A source that fills no such fields keeps the dollars as they are.
+    (plain,) = mine({"omc/nodes.py": nodes})
+    assert plain.template.text == "Value '$VALUE' of type '${VALUE_TYPE}' costs $$5"
 
 
 def test_local_variables_follow_try_handlers_and_branches_that_end():

@@ -647,6 +647,36 @@ def _class_table(value: ast.expr | None) -> list[ast.expr] | None:
     return classes
 
 
+_DOLLAR_FIELD = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*)|(\$))")
+"""A ``string.Template`` field: ``$NAME``, ``${NAME}``, or ``$$`` (a ``$``, or two where no
+template fills the text: a hole either way)."""
+
+_CALLS_SUBSTITUTE = re.compile(r"^(?:safe_)?substitute ", re.MULTILINE)
+"""A module's ``called`` export calls ``substitute`` or ``safe_substitute``."""
+
+
+def _dollar_holes(site: RaiseSite) -> RaiseSite:
+    """A site whose literals hold ``$NAME`` fields, with a hole for each (see ``_DOLLAR_FIELD``).
+
+    A hole matches the field's own text too, so a ``$`` that no template fills still matches.
+    """
+    parts = site.template.parts
+    if not any(not part.hole and "$" in part.text for part in parts):
+        return site
+    made: list[TemplatePart] = []
+    for part in parts:
+        if part.hole or "$" not in part.text:
+            made.append(part)
+            continue
+        position = 0
+        for found in _DOLLAR_FIELD.finditer(part.text):
+            made.append(TemplatePart(text=part.text[position : found.start()]))
+            made.append(TemplatePart(text=found[1] or found[2] or found[3], hole=True))
+            position = found.end()
+        made.append(TemplatePart(text=part.text[position:]))
+    return site.model_copy(update={"template": MessageTemplate(parts=merge_parts(made))})
+
+
 def _to_stderr(call: ast.Call, name: str, func: ast.expr) -> bool:
     """Whether a call prints to standard error.
 
@@ -5246,8 +5276,24 @@ class _Linker:
         ):
             # Only a source with a class that has a text of its own to show (click, pytest).
             sites = [shown for site in sites for shown in self.shown_texts(site)]
+        if self._substitutes_dollars():
+            sites = [_dollar_holes(site) for site in sites]
         # Facts first, while the class's name is the one the file resolves.
         return [self.unaliased(site) for site in self.complete_facts(sites)]
+
+    def _substitutes_dollars(self) -> bool:
+        """Whether the source fills ``$NAME`` fields with ``string.Template`` anywhere.
+
+        omegaconf raises ``ValidationError("Value '$VALUE' of type '$VALUE_TYPE' could not be
+        converted to Integer")`` and fills the fields where it formats every error.
+        """
+        return any(
+            _CALLS_SUBSTITUTE.search(str(info.get("called") or ""))
+            and any(
+                origin in ("string", "string.Template") for origin in info.get("imports").values()
+            )
+            for info in self.modules.values()
+        )
 
     def _takes(self, module: str, qualname: str, counts: Collection[int | None]) -> bool:
         """Whether a class's ``__init__`` takes one of these counts of arguments."""
