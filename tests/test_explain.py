@@ -29,6 +29,11 @@ ValueError: Unknown speculative phase: draft
 """
 
 
+def explained(cli, text):
+    """``errdex explain TEXT --json``, read."""
+    return json.loads(cli("explain", text, "--json").output)
+
+
 def mined(cli, tmp_path, files: dict[str, str]):
     """Mine a source made of ``files`` into the CLI's store; return its directory."""
     src = tmp_path / "proj"
@@ -104,7 +109,7 @@ def test_a_class_contradiction_is_never_exact(cli, seeded):
         "ValueError: Unknown speculative phase: draft",
         "TypeError: 'NoneType' object is not subscriptable",
     )
-    answer = json.loads(cli("explain", text, "--json").output)
+    answer = explained(cli, text)
     assert answer["matches"], "the frame still points at the record"
     assert all(match["kind"] == "approximate" for match in answer["matches"])
 
@@ -116,18 +121,18 @@ def test_identical_templates_are_reported_as_ambiguous_until_a_frame_decides(cli
     make_repo(src, {f"models/m{n}/modeling.py": body.format(n=n) for n in range(4)})
     cli("mine", str(src))
     text = "ValueError: You must specify exactly one of input_ids or inputs_embeds"
-    answer = json.loads(cli("explain", text, "--json").output)
+    answer = explained(cli, text)
     assert answer["ambiguous"] is True and answer["total"] == 4
     traceback = (
         "Traceback (most recent call last):\n"
         '  File "/x/site-packages/models/m2/modeling.py", line 2, in f2\n' + text + "\n"
     )
-    answer = json.loads(cli("explain", traceback, "--json").output)
+    answer = explained(cli, traceback)
     assert answer["ambiguous"] is False
     assert answer["matches"][0]["record"]["filePath"] == "models/m2/modeling.py"
     # A paste without frames that names the file and line decides as a frame does.
     for mention in ("models/m3/modeling.py:2", 'File "models/m3/modeling.py", line 2'):
-        answer = json.loads(cli("explain", f"{text}\n(raised at {mention})", "--json").output)
+        answer = explained(cli, f"{text}\n(raised at {mention})")
         assert answer["ambiguous"] is False, mention
         assert answer["matches"][0]["record"]["filePath"] == "models/m3/modeling.py", mention
 
@@ -332,7 +337,7 @@ def test_a_traceback_that_ends_in_the_source_ranks_its_own_file_first(cli, tmp_p
         "    raise self.mapping[code](*args)\n"
         "werkzeug.exceptions.NotFound: The requested URL was not found on the server.\n"
     )
-    answer = json.loads(cli("explain", paste, "--json").output)
+    answer = explained(cli, paste)
     assert answer["matches"][0]["record"]["filePath"] == "werkzeug/exceptions.py"
     other = next(m for m in answer["matches"] if m["record"]["filePath"] == "werkzeug/utils.py")
     assert "no frame of the traceback is in the record's file" in other["evidence"]
@@ -394,7 +399,7 @@ def test_aliases_variables_helpers_groups_and_filenames_find_their_site(cli, tmp
     api = src / "pkg" / "api.py"
 
     def best(text):
-        answer = json.loads(cli("explain", text, "--json").output)
+        answer = explained(cli, text)
         return answer["matches"][0]
 
     alias = best("pkg.errors.Problem: cannot load cfg today")
@@ -447,7 +452,7 @@ def test_text_a_class_appends_after_the_message_still_finds_the_site(cli, tmp_pa
         "ImportError: `BaseSettings` has been moved to the `x` package.\n\n"
         "For further information visit https://errors.example/u/import-error"
     )
-    answer = json.loads(cli("explain", text, "--json").output)
+    answer = explained(cli, text)
     best = answer["matches"][0]
     assert best["kind"] == "exact" and best["record"]["lineNumber"] == 2
     assert best["captures"] == {"name": "BaseSettings"}
@@ -475,7 +480,7 @@ def test_text_a_class_appends_after_the_message_still_finds_the_site(cli, tmp_pa
         "If you called the handler, call generate_schema.\n\n"
         "For further information visit https://errors.example/u/schema\n"
     )
-    answer = json.loads(cli("explain", traceback, "--json").output)
+    answer = explained(cli, traceback)
     assert answer["parsed"]["errors"][0]["message"].endswith("/u/schema")
     best = answer["matches"][0]
     assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 2)
@@ -501,7 +506,7 @@ def test_a_request_id_and_server_lines_a_client_adds_still_find_the_site(cli, tm
         "Please make sure you specified the correct `repo_id`.\n"
         "Invalid username or password."
     )
-    answer = json.loads(cli("explain", pasted, "--json").output)
+    answer = explained(cli, pasted)
     best = answer["matches"][0]
     assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 7)
     assert best["captures"] == {
@@ -510,7 +515,7 @@ def test_a_request_id_and_server_lines_a_client_adds_still_find_the_site(cli, tm
     }
     assert any("first 4 line(s) match" in note for note in best["evidence"])
     # Without the server's lines, the message without its note is the template's.
-    whole = json.loads(cli("explain", pasted.rsplit("\n", 1)[0], "--json").output)
+    whole = explained(cli, pasted.rsplit("\n", 1)[0])
     assert whole["matches"][0]["kind"] == "exact"
     assert whole["matches"][0]["captures"]["response.status_code"] == "401"
 
@@ -530,7 +535,7 @@ def test_a_javascript_error_is_of_its_class_not_a_log_level(cli, tmp_path):
     )
     assert [m["kind"] for m in other["matches"]] == ["approximate"]
     assert any("the class differs" in note for note in other["matches"][0]["evidence"])
-    same = json.loads(cli("explain", 'Error: relation "users" does not exist', "--json").output)
+    same = explained(cli, 'Error: relation "users" does not exist')
     assert same["matches"][0]["kind"] == "exact"
 
 
@@ -543,7 +548,7 @@ def test_a_message_cut_short_finds_the_template_it_starts(cli, tmp_path):
     )
     mined(cli, tmp_path, {"pkg/spec.py": body})
     text = "ValueError: Unknown speculative phase draft: expected on..."
-    answer = json.loads(cli("explain", text, "--json").output)
+    answer = explained(cli, text)
     assert answer["parsed"]["errors"][0]["truncated"] is True
     best = answer["matches"][0]
     assert best["kind"] == "exact" and best["record"]["lineNumber"] == 2
@@ -551,7 +556,7 @@ def test_a_message_cut_short_finds_the_template_it_starts(cli, tmp_path):
     assert any("cut short" in note for note in best["evidence"])
     assert answer["total"] == 1
     # Too little of it left to tell anything: no exact match.
-    answer = json.loads(cli("explain", "ValueError: Unknown...", "--json").output)
+    answer = explained(cli, "ValueError: Unknown...")
     assert all(match["kind"] == "approximate" for match in answer["matches"])
 
 
@@ -575,7 +580,7 @@ def _explain_unknown_task(cli, tmp_path, text):
     src = tmp_path / "proj"
     make_repo(src, {"pkg/consumer.py": UNKNOWN_TASK})
     cli("mine", str(src))
-    best = json.loads(cli("explain", text, "--json").output)["matches"][0]
+    best = explained(cli, text)["matches"][0]
     assert best["kind"] == "exact" and best["record"]["lineNumber"] == 12
     return best
 
@@ -619,7 +624,7 @@ def test_only_a_paste_of_one_traceback_chain_has_a_logged_message_before_it(cli,
     assert "the text before the traceback matches the template" in best["evidence"]
     # The text before the first of two unrelated tracebacks says nothing of the second.
     text = message + traceback + "KeyError: 'x'\n\n" + traceback + "TypeError: 'int' object\n"
-    answer = json.loads(cli("explain", text, "--json").output)
+    answer = explained(cli, text)
     assert all(match["kind"] == "approximate" for match in answer["matches"])
 
 
@@ -640,11 +645,11 @@ def test_an_unmarked_cut_counts_only_when_the_paste_stops_inside_the_text(cli, t
     )
     cli("mine", str(src))
     start = "The worker pool could not be started because its configuration is broken: bad"
-    answer = json.loads(cli("explain", start + "\nCheck the settings", "--json").output)
+    answer = explained(cli, start + "\nCheck the settings")
     assert answer["matches"][0]["kind"] == "exact"
     assert answer["matches"][0]["captures"] == {"reason": "bad", "path": "…"}
     # Stopping inside the hole, the message may go on with anything: no evidence.
-    answer = json.loads(cli("explain", start + "\nsomething else", "--json").output)
+    answer = explained(cli, start + "\nsomething else")
     assert all(match["kind"] == "approximate" for match in answer["matches"])
 
 
@@ -658,7 +663,7 @@ def test_a_multi_line_message_pasted_without_its_end_finds_its_template(cli, tmp
     assert any("not all of it was pasted" in note for note in best["evidence"])
     # Unmarked, a short start is no evidence: it may be another message's whole text.
     short = "Received unregistered task of type x.\nThe message"
-    answer = json.loads(cli("explain", short, "--json").output)
+    answer = explained(cli, short)
     assert all(match["kind"] == "approximate" for match in answer["matches"])
 
 
@@ -966,7 +971,7 @@ def test_a_warning_printed_with_a_message_of_many_lines_is_explained(cli, tmp_pa
         "Increase the number of iterations (max_iter).\n"
         "  n_iter_i = _check_optimize_result(\n"
     )
-    answer = json.loads(cli("explain", text, "--json").output)
+    answer = explained(cli, text)
     best = answer["matches"][0]
     assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 7)
     assert best["captures"] == {
@@ -992,7 +997,7 @@ def test_a_message_whose_first_word_reads_as_a_logger_is_tried_whole(cli, tmp_pa
         " amqp://guest:**@127.0.0.1:5672//: [Errno 111] Connection refused.\n"
         "Trying again in 2.00 seconds... (1/100)\n"
     )
-    answer = json.loads(cli("explain", text, "--json").output)
+    answer = explained(cli, text)
     best = answer["matches"][0]
     assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 5)
     assert best["captures"]["exc"] == "[Errno 111] Connection refused"
@@ -1074,7 +1079,7 @@ def test_a_note_with_a_link_at_the_end_of_a_message_is_tried_without_it(cli, tmp
         "UserWarning: relationship 'Child.parent' will copy column parent.id. (Background on"
         " this warning at: https://sqlalche.me/e/20/qzyx)"
     )
-    best = json.loads(cli("explain", text, "--json").output)["matches"][0]
+    best = explained(cli, text)["matches"][0]
     assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 4)
     assert best["captures"] == {"name": "'Child.parent'", "other": "parent.id"}
 
@@ -1110,7 +1115,7 @@ def test_a_printed_warning_of_a_class_warned_at_one_site_offers_that_site(cli, t
         " deprecated in LangChain 0.0.10 and will be removed in 1.0.\n"
         '  llm = ChatOpenAI(model="gpt-4o")\n'
     )
-    best = json.loads(cli("explain", text, "--json").output)["matches"][0]
+    best = explained(cli, text)["matches"][0]
     assert (best["record"]["lineNumber"], best["record"]["errorClass"]) == (
         7,
         "LangChainDeprecationWarning",
@@ -1132,7 +1137,7 @@ def test_the_file_and_line_a_log_record_names_tells_identical_sites_apart(cli, t
         "[WARNING|modeling_utils.py:5] 2025-06-01 12:00:00,123 >> `torch_dtype` is"
         " deprecated! Use `dtype` instead!"
     )
-    answer = json.loads(cli("explain", text, "--json").output)
+    answer = explained(cli, text)
     assert not answer["ambiguous"]
     best = answer["matches"][0]
     assert (best["kind"], best["record"]["filePath"]) == ("exact", "tf/modeling_utils.py")
@@ -1144,7 +1149,7 @@ def test_of_identical_sync_and_async_sites_the_synchronous_comes_first(cli, tmp_
         '    raise TimeoutError(f"No servers found yet, Timeout: {timeout}s")\n'
     )
     mined(cli, tmp_path, {"db/asynchronous/topology.py": body, "db/synchronous/topology.py": body})
-    answer = json.loads(cli("explain", "No servers found yet, Timeout: 30s", "--json").output)
+    answer = explained(cli, "No servers found yet, Timeout: 30s")
     assert answer["ambiguous"]
     assert [m["record"]["filePath"] for m in answer["matches"]] == [
         "db/synchronous/topology.py",
@@ -1174,7 +1179,7 @@ def test_a_message_python_itself_raises_is_no_exact_match_without_a_frame(cli, t
     )
     src = mined(cli, tmp_path, {"pkg/monkeypatch.py": body})
     text = "AttributeError: 'NoneType' object has no attribute 'foo'"
-    answer = json.loads(cli("explain", text, "--json").output)
+    answer = explained(cli, text)
     assert answer["interpreter"].startswith("Python itself raises this AttributeError:")
     best = answer["matches"][0]
     assert (best["kind"], best["record"]["lineNumber"]) == ("approximate", 2)
@@ -1188,15 +1193,15 @@ def test_a_message_python_itself_raises_is_no_exact_match_without_a_frame(cli, t
         '    raise AttributeError(f"{target!r} has no attribute {name!r}")\n'
         f"{text}\n"
     )
-    best = json.loads(cli("explain", traceback, "--json").output)["matches"][0]
+    best = explained(cli, traceback)["matches"][0]
     assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 2)
     # A library's own message, or its own class, is not the interpreter's.
-    answer = json.loads(cli("explain", "pkg.Missing: [Errno 2] No such file", "--json").output)
+    answer = explained(cli, "pkg.Missing: [Errno 2] No such file")
     assert answer["interpreter"] is None
     library = "requests.exceptions.JSONDecodeError: Expecting value: line 1 column 1 (char 0)"
-    assert json.loads(cli("explain", library, "--json").output)["interpreter"] is None
+    assert explained(cli, library)["interpreter"] is None
     stdlib = library.replace("requests.exceptions.", "json.decoder.")
-    said = json.loads(cli("explain", stdlib, "--json").output)["interpreter"]
+    said = explained(cli, stdlib)["interpreter"]
     assert said.startswith("Python's json module raises this JSONDecodeError:")
 
 
@@ -1248,7 +1253,7 @@ def test_a_class_few_sites_raise_finds_them_when_no_template_matches(cli, tmp_pa
     assert any("raised at 1 site(s) only" in note for note in best["evidence"])
     # Not for a log level, nor for a class of Python's own.
     for text in ("2026-12-03 10:00:00 ERROR app: Exception in handler", "UserWarning: ftp://x"):
-        answer = json.loads(cli("explain", text, "--json").output)
+        answer = explained(cli, text)
         assert not any(
             "site(s) only" in note for match in answer["matches"] for note in match["evidence"]
         )
@@ -1304,7 +1309,7 @@ def test_the_site_of_the_error_pasted_last_outranks_one_of_its_cause_showing_its
         "    raise ConnectionError(e, request=request)\n"
         f"requests.exceptions.ConnectionError: {text}\n"
     )
-    matches = json.loads(cli("explain", traceback, "--json").output)["matches"]
+    matches = explained(cli, traceback)["matches"]
     assert [(m["record"]["filePath"], m["kind"]) for m in matches[:2]] == [
         ("pkg/adapters.py", "exact"),
         ("pkg/retry.py", "exact"),
@@ -1314,9 +1319,9 @@ def test_the_site_of_the_error_pasted_last_outranks_one_of_its_cause_showing_its
 def test_a_key_error_is_said_to_be_a_lookup_unless_a_site_raises_its_message(cli, tmp_path):
     body = 'def get(name):\n    raise KeyError(f"no session named {name}")\n'
     mined(cli, tmp_path, {"pkg/sessions.py": body})
-    lookup = json.loads(cli("explain", "KeyError: 'username'", "--json").output)
+    lookup = explained(cli, "KeyError: 'username'")
     assert lookup["interpreter"].startswith("Python itself raises this KeyError: a dict")
-    raised = json.loads(cli("explain", "KeyError: 'no session named x'", "--json").output)
+    raised = explained(cli, "KeyError: 'no session named x'")
     assert raised["interpreter"] is None
     assert (raised["matches"][0]["kind"], raised["matches"][0]["record"]["lineNumber"]) == (
         "exact",

@@ -92,8 +92,14 @@ _COLOUR = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 """A terminal control sequence (a colour) in a string literal: ``"\\033[1;33m"``."""
 
 
-def _literal_chars(parts: Sequence[TemplatePart]) -> int:
+def literal_length(parts: Sequence[TemplatePart]) -> int:
+    """How many literal characters template parts have (holes aside)."""
     return sum(len(part.text) for part in parts if not part.hole)
+
+
+def _says_little(parts: Sequence[TemplatePart]) -> bool:
+    """Whether a text with holes has fewer than :data:`VARIABLE_LITERAL` literal characters."""
+    return literal_length(parts) < VARIABLE_LITERAL and any(part.hole for part in parts)
 
 
 def _literal(text: str) -> TemplatePart:
@@ -405,12 +411,9 @@ class TemplateBuilder:
             return []
         texts: list[tuple[TemplatePart, ...]] = []
         for built in resolved:
-            literal = sum(len(part.text) for part in built.parts if not part.hole)
             if built.form == "opaque" and len(built.parts) == 1:
                 pass  # a hole the link step may bind (``self._message``, set from a parameter)
-            elif built.form in ("opaque", "reference") or (
-                literal < VARIABLE_LITERAL and any(part.hole for part in built.parts)
-            ):
+            elif built.form in ("opaque", "reference") or _says_little(built.parts):
                 return []
             texts.append(built.parts)
         return texts
@@ -439,16 +442,13 @@ class TemplateBuilder:
         texts: list[tuple[TemplatePart, ...]] = []
         unsaid = False  # a text that says little (``f"{e}"``, ``f" {hint}"``) or is not known
         for built in resolved:
-            literal = sum(len(part.text) for part in built.parts if not part.hole)
-            if built.form in ("reference", "opaque") or (
-                literal < VARIABLE_LITERAL and any(part.hole for part in built.parts)
-            ):
+            if built.form in ("reference", "opaque") or _says_little(built.parts):
                 unsaid = True
             else:
                 texts.append(built.parts)
         if not unsaid:
             return texts
-        said = [text for text in texts if _literal_chars(text) >= VARIABLE_LITERAL]
+        said = [text for text in texts if literal_length(text) >= VARIABLE_LITERAL]
         if not said:
             return []
         # hydra's ``msg`` is ``f"Error parsing override '{override}'\n{e}"`` or ``f"{e}"``: the

@@ -95,6 +95,7 @@ from errdex.analyze.templates import (
     apply_percent_values,
     bind_holes,
     has_reference,
+    literal_length,
     merge_parts,
     part_reference,
     percent_values,
@@ -677,6 +678,10 @@ def _dollar_holes(site: RaiseSite) -> RaiseSite:
     return site.model_copy(update={"template": MessageTemplate(parts=merge_parts(made))})
 
 
+_STDERR_WRITERS = frozenset({"print", "echo", "secho"})
+"""The functions that may print to standard error (see :func:`_to_stderr`)."""
+
+
 def _to_stderr(call: ast.Call, name: str, func: ast.expr) -> bool:
     """Whether a call prints to standard error.
 
@@ -812,7 +817,7 @@ def _short_source(node: ast.expr) -> str:
 
 def _has_text(parts: Sequence[TemplatePart]) -> bool:
     """Whether a class text says something: literal text, or a class attribute of its own."""
-    return bool(_literal_length(parts)) or any(
+    return bool(literal_length(parts)) or any(
         (target := part_reference(part)) is not None and target.get("constant") for part in parts
     )
 
@@ -826,10 +831,6 @@ def _formats_arguments(parts: Sequence[TemplatePart]) -> bool:
 
 def _literal_text(parts: Sequence[TemplatePart]) -> str:
     return "".join(p.text for p in parts if not p.hole)
-
-
-def _literal_length(parts: Sequence[TemplatePart]) -> int:
-    return sum(len(p.text) for p in parts if not p.hole)
 
 
 # -- code facts helpers (#5) --------------------------------------------------------------
@@ -1035,7 +1036,7 @@ class _ClassInfo:
             data["builds"] = _export_list(self.init_text)
         if self.str_text:
             data["str"] = True  # it defines __str__ (with text or not)
-        shown = [b for b in self.shown_text if _literal_length(b.parts)]
+        shown = [b for b in self.shown_text if literal_length(b.parts)]
         if shown:
             data["shown"] = _export_list(shown)
         return data
@@ -1082,7 +1083,7 @@ class _FunctionInfo:
     """The parameter whose class the function returns an instance of (``return error_type(…)``)."""
 
     def export(self) -> dict[str, Any] | None:
-        texts = any(_literal_length(b.parts) or has_reference(b.parts) for b in self.messages)
+        texts = any(literal_length(b.parts) or has_reference(b.parts) for b in self.messages)
         if (
             not self.returns
             and not self.helper_sites
@@ -1230,11 +1231,12 @@ class _ModuleExtractor:
         )
         self.module_constants: dict[str, list[Built]] = {}
         self.module_instances: dict[str, str] = {}
-        self.module_objects: dict[str, str] = {}
-        self.class_tables: dict[str, list[ast.expr]] = {}
-        """Module-level dicts whose values are exception classes (anthropic's ``ERROR_CLASSES``)."""
         """Module-level warnings and exceptions made once (``YIELD_FIXTURE =
         PytestDeprecationWarning("…")``): their class; their text is a constant."""
+        self.module_objects: dict[str, str] = {}
+        """Module-level instances of any class (``warning_cache = WarningCache()``): the class."""
+        self.class_tables: dict[str, list[ast.expr]] = {}
+        """Module-level dicts whose values are exception classes (anthropic's ``ERROR_CLASSES``)."""
         self.log_aliases: dict[str, str] = {}
         self.module_tables: dict[str, dict[str, list[Built]]] = {}
         self.top_names: set[str] = set()
@@ -1622,6 +1624,7 @@ class _ModuleExtractor:
             if type(statement) is ast.If:
                 self._branch_constants(statement, 0)
             self._collect_instance(statement)
+            self._collect_classes(statement)
             self._collect_log_aliases(statement)
             kind = type(statement)
             if kind is ast.Assign:
@@ -1786,32 +1789,33 @@ class _ModuleExtractor:
                         ):
                             known.append(item)
 
-    def _collect_instance(self, statement: ast.stmt) -> None:
-        """``NAME = SomeWarning("text")`` at module level: a warning made once, warned later.
+    def _collect_classes(self, statement: ast.stmt) -> None:
+        """Note a module-level name bound to classes: a table of them, or an instance of one.
 
-        Any ``NAME = SomeClass(…)`` is noted with its class (``warning_cache =
-        WarningCache()``: its ``warn`` comes from where the class does).
+        ``ERROR_CLASSES = {(400, None): BadRequestError, …}`` (anthropic) is a table;
+        ``warning_cache = WarningCache()`` an object whose ``warn`` comes from where its class
+        does.
         """
-        target = (
-            statement.targets[0]
-            if type(statement) is ast.Assign and len(statement.targets) == 1
-            else statement.target
-            if type(statement) is ast.AnnAssign
-            else None
-        )
-        if type(target) is ast.Name:
-            table = _class_table(statement.value)  # type: ignore[attr-defined]
-            if table is not None:
-                self.class_tables[target.id] = table
-        if (
-            isinstance(statement, ast.Assign)
-            and len(statement.targets) == 1
-            and type(statement.targets[0]) is ast.Name
-            and type(statement.value) is ast.Call
-            and (made := _class_name(statement.value.func)) is not None
+        if type(statement) is ast.Assign and len(statement.targets) == 1:
+            target, value = statement.targets[0], statement.value
+        elif type(statement) is ast.AnnAssign and statement.value is not None:
+            target, value = statement.target, statement.value
+        else:
+            return
+        if type(target) is not ast.Name:
+            return
+        table = _class_table(value)
+        if table is not None:
+            self.class_tables[target.id] = table
+        elif (
+            type(value) is ast.Call
+            and (made := _class_name(value.func)) is not None
             and _is_class_like(made.rpartition(".")[2])
         ):
-            self.module_objects[statement.targets[0].id] = made
+            self.module_objects[target.id] = made
+
+    def _collect_instance(self, statement: ast.stmt) -> None:
+        """``NAME = SomeWarning("text")`` at module level: a warning made once, warned later."""
         if not (
             isinstance(statement, ast.Assign)
             and len(statement.targets) == 1
@@ -2525,8 +2529,8 @@ class _ModuleExtractor:
                     arguments=len(exc.args) + len(exc.keywords),
                 )
                 return
-        choices = scope.class_choices.get(func.id) if type(func) is ast.Name else None
-        if choices and func.id not in scope.params:  # type: ignore[attr-defined]
+        choices = self._class_choices(func)
+        if choices:
             # ``raise cls(e, …)``: a site of each class the local name may hold.
             for choice in choices:
                 self._raise_call(node, call, choice, _class_name(choice), chained)
@@ -2537,6 +2541,13 @@ class _ModuleExtractor:
             # ``raise self._undefined_exception(msg)`` with ``exc=UndefinedError`` by default.
             name, func = held.rpartition(".")[2], ast.parse(held, mode="eval").body
         self._raise_call(node, call, func, name, chained)
+
+    def _class_choices(self, func: ast.expr) -> list[ast.expr] | None:
+        """The classes a local name called as ``func`` may hold (see ``_choose_class``)."""
+        scope = self._scope
+        if type(func) is not ast.Name or func.id in scope.params:
+            return None
+        return scope.class_choices.get(func.id)
 
     def _raise_call(
         self, node: ast.Raise, call: ast.Call, func: ast.expr, name: str | None, chained: bool
@@ -2759,8 +2770,8 @@ class _ModuleExtractor:
             call = value
             self._note_call(call)
             name = _class_name(call.func)
-            choices = scope.class_choices.get(call.func.id) if type(call.func) is ast.Name else None
-            if choices and scope.info is not None and call.func.id not in scope.params:  # type: ignore[attr-defined]
+            choices = self._class_choices(call.func)
+            if choices and scope.info is not None:
                 # anthropic's ``return error_class(err_msg, response=response, body=body)``
                 for choice in choices:
                     held = _class_name(choice)
@@ -2860,7 +2871,7 @@ class _ModuleExtractor:
             # make_status_error(err_msg, …)``, the caller's message handed on as it is.
             built = [Built((TemplatePart(text=message.id, hole=True),), "variable")]
         else:
-            built = [b for b in self.builder.build(message) if _literal_length(b.parts)]
+            built = [b for b in self.builder.build(message) if literal_length(b.parts)]
         if not built:
             return
         at: int | str | None = next((n for n, a in enumerate(call.args) if a is message), None)
@@ -2970,12 +2981,12 @@ class _ModuleExtractor:
                 call_spec=spec,
                 instance=instance,
             )
-        elif call.args and _to_stderr(call, name, func):
+        elif name in _STDERR_WRITERS and call.args and _to_stderr(call, name, func):
             # werkzeug's ``print(f"Port {port} is in use by another program. …",
             # file=sys.stderr)``, click's ``echo(msg, err=True)``: an error the user is shown.
             message = call.args[0]
             if self.builder.is_string_like(message) and any(
-                _literal_length(b.parts) for b in self.builder.build(message)
+                literal_length(b.parts) for b in self.builder.build(message)
             ):
                 self._emit(
                     statement,
@@ -3075,13 +3086,13 @@ class _ModuleExtractor:
         if message is None or not self.builder.is_string_like(message):
             return False
         alternatives = self.builder.build(message)
-        if not _literal_length(alternatives[0].parts):
+        if not literal_length(alternatives[0].parts):
             return False
         spec = self._call_spec(call, func, message)
         # pytest's ``fail(f"… uses no {name} '{arg}'")`` with ``name`` "fixture" or
         # "argument": one candidate per text of the message.
         for built in alternatives:
-            if _literal_length(built.parts):
+            if literal_length(built.parts):
                 site = self._site(
                     statement,
                     built,
@@ -5098,7 +5109,7 @@ class _Linker:
         params = list(function.get("params") or [])
         params = params[_implicit(function, skip) :]
         values, passed = self._arguments(module, call, params, function.get("defaults") or {})
-        if parameter not in passed or not _literal_length(values[parameter]):
+        if parameter not in passed or not literal_length(values[parameter]):
             return None
         error_class = _passed_class(error_class, values, passed, function)
         status = inner.http_status
@@ -5206,7 +5217,7 @@ class _Linker:
                 bound = bind_holes(parts, {holes.pop(): site.template.parts})
             else:
                 continue  # the message is not in it, or more than once
-            if not _literal_length(bound):
+            if not literal_length(bound):
                 continue
             found.append(
                 site.model_copy(
@@ -5345,7 +5356,7 @@ class _Linker:
                 texts = self.class_call(module, qualname, {"args": [], "keywords": {}}, False)
                 for item in (texts or [])[:_MAX_CLASS_TEXTS]:
                     parts = merge_parts(item.parts)
-                    if _literal_length(parts) < _MIN_CLASS_TEXT or any(
+                    if literal_length(parts) < _MIN_CLASS_TEXT or any(
                         p.hole and _carries_message(p.text) for p in parts
                     ):
                         # ``{self.message}\n\nFailed validating …``: a frame around every

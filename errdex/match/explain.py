@@ -16,7 +16,7 @@ import functools
 import re
 import sys
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -295,6 +295,31 @@ def _without_id_note(message: str) -> str | None:
         return None
     unnoted = _ID_NOTE.sub("", message, count=1)
     return unnoted if unnoted != message else None
+
+
+def _leading_parts(message: str) -> Iterator[tuple[str, str]]:
+    """A message's leading paragraphs, then its leading lines, longest first, with a note each.
+
+    Lines only up to :data:`MAX_LEADING_CHARS` characters, and only those that end inside a
+    paragraph (the others are a paragraph's end, given already).
+    """
+    paragraphs = message.split("\n\n")[:MAX_PARAGRAPHS]
+    for count in range(len(paragraphs) - 1, 0, -1):
+        leading = "\n\n".join(paragraphs[:count]).strip()
+        yield (
+            leading,
+            (f"the message's first {count} paragraph(s) match the template; the rest follows it"),
+        )
+    if len(message) > MAX_LEADING_CHARS:
+        return
+    lines = message.strip().split("\n")[:MAX_LEADING_LINES]
+    for count in range(len(lines) - 1, 0, -1):
+        if lines[count].strip() and lines[count - 1].strip():
+            leading = "\n".join(lines[:count]).strip()
+            yield (
+                leading,
+                (f"the message's first {count} line(s) match the template; the rest follows it"),
+            )
 
 
 def _parenthesised_variants(message: str, error_class: str | None) -> list[str]:
@@ -738,23 +763,7 @@ class Explainer:
         Returns:
             How many specific templates were found (see :meth:`_verify_variants`).
         """
-        paragraphs = message.split("\n\n")[:MAX_PARAGRAPHS]
-        for count in range(len(paragraphs) - 1, 0, -1):
-            leading = "\n\n".join(paragraphs[:count]).strip()
-            note = (
-                f"the message's first {count} paragraph(s) match the template; the rest follows it"
-            )
-            found = self._verify_variants(number, [leading], candidates, note=note, wanted=wanted)
-            if found:
-                return found
-        if len(message) > MAX_LEADING_CHARS:
-            return 0
-        lines = message.strip().split("\n")[:MAX_LEADING_LINES]
-        for count in range(len(lines) - 1, 0, -1):
-            if not lines[count].strip() or not lines[count - 1].strip():
-                continue  # a paragraph's end: tried above
-            leading = "\n".join(lines[:count]).strip()
-            note = f"the message's first {count} line(s) match the template; the rest follows it"
+        for leading, note in _leading_parts(message):
             found = self._verify_variants(number, [leading], candidates, note=note, wanted=wanted)
             if found:
                 return found
