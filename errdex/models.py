@@ -8,6 +8,7 @@ JSON keys are the dataset's camelCase aliases. Every model is frozen.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime, timezone
 from enum import Enum
@@ -114,6 +115,8 @@ def _parse_timestamp(value: Any) -> Any:
     return value
 
 
+# Every record of a run carries the run's time: formatting it once saves a strftime per record.
+@functools.lru_cache(maxsize=64)
 def format_timestamp(value: datetime) -> str:
     """Format a time as the dataset does: ISO-8601 UTC with milliseconds and ``Z``.
 

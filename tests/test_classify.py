@@ -37,8 +37,10 @@ from typing import Any
 
 import pytest
 from corpus import unpacked_wheel
+from hypothesis import given
+from hypothesis import strategies as st
 
-from errdex.analyze.classify import Classification, classify
+from errdex.analyze.classify import Classification, _wording_words, classify
 from errdex.extract.files import SourceFile, open_source
 from errdex.extract.python import PythonExtractor
 from errdex.models import (
@@ -631,6 +633,46 @@ def test_wording_rules_are_written_in_lower_case():
     for name, pattern, _, _ in _WORDING:
         assert not pattern.flags & re.IGNORECASE, name
         assert not re.findall(r"(?<!\\)[A-Z]", pattern.pattern.replace("\\\\", "")), name
+
+
+def test_required_words_are_what_every_match_of_a_pattern_holds():
+    import re
+
+    from errdex.analyze.classify import required_words
+
+    assert required_words(re.compile(r"\bfoo (?:a|bc)\b|bar")) == ("foo ", "bar")
+    # Alternatives sharing a start: Python's parser takes the start out of the alternation.
+    assert required_words(re.compile(r"\bnot (?:ready|open)|\bnot yet")) == ("not ",)
+    assert required_words(re.compile(r"\b(?:cannot|must) never\b")) == (" never",)
+    assert required_words(re.compile(r"(?:cannot|won't) be")) == ("cannot", "won't")
+    assert required_words(re.compile(r"x?(?:abc|de)")) == ("abc", "de")
+    # No words: an alternative with no literal text, or case ignored.
+    assert required_words(re.compile(r"\w+ing|done")) == ("ing", "done")
+    assert required_words(re.compile(r"\w+|done")) is None
+    assert required_words(re.compile(r"(?i)done")) is None
+    assert required_words(re.compile(r"(?:done)?")) is None
+
+
+_RULE_WORDS = sorted({word for words in _wording_words() if words for word in words})
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(_RULE_WORDS),
+            st.sampled_from([" ", "x", "() ", "'", "a ", "is ", "the ", "s ", "\n", "0", "-"]),
+        ),
+        max_size=12,
+    )
+)
+def test_a_text_without_a_rules_words_never_matches_the_rule(pieces: list[str]) -> None:
+    # The words only skip searches that would fail (#3): every match holds one of them.
+    from errdex.analyze.classify import _WORDING
+
+    text = "".join(pieces)
+    for (name, pattern, _, _), words in zip(_WORDING, _wording_words(), strict=True):
+        if words is not None and pattern.search(text):
+            assert any(word in text for word in words), (name, text)
 
 
 @pytest.mark.parametrize(

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
 import string
 import sys
 import textwrap
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from errdex.extract.files import SourceFile
-from errdex.extract.python import PythonExtractor, module_name
+from errdex.extract.python import PythonExtractor, module_name, split_lines
 from errdex.match.compile import compile_template
 from errdex.models import FileResult, Location, RaiseSite, SiteKind
 
@@ -753,6 +756,58 @@ def test_lines_of_the_message_and_of_the_enclosing_function():
     site = one(sites, 4)
     assert (site.message_line, site.message_end_line, site.end_line) == (5, 6, 7)
     assert (site.function, site.function_start, site.function_end) == ("A.method", 2, 8)
+
+
+def test_statements_are_every_statement_ast_walk_finds():
+    # ``_statements`` stands in for ``ast.walk`` where only statements are asked for (#3).
+    import ast
+    import inspect
+    import json as module
+
+    from errdex.extract.python import _statements
+
+    tree = ast.parse(inspect.getsource(module.decoder) + inspect.getsource(textwrap))
+    match = "match x:\n    case 1:\n        raise E\n    case _:\n        y = 2\n"
+    tree.body.append(ast.parse(match))
+    found = {id(node) for node in _statements(tree) if isinstance(node, ast.stmt)}
+    expected = {id(node) for node in ast.walk(tree) if isinstance(node, ast.stmt)}
+    assert found == expected and len(found) > 300
+
+
+@given(
+    st.recursive(
+        st.sampled_from(["a", "self", "x1", "None", "'s'", "f(x)", "d[0]", "(a + b)"]),
+        lambda inner: st.builds("{}.{}".format, inner, st.sampled_from(["b", "config", "_c"])),
+        max_leaves=6,
+    )
+)
+def test_a_holes_text_is_what_ast_unparse_gives(expression: str) -> None:
+    import ast
+
+    from errdex.analyze.templates import source_text
+
+    node = ast.parse(expression, mode="eval").body
+    assert source_text(node) == ast.unparse(node)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [{"args": 0, "index": True}, {"args": 0, "index": 1}, {"name": "m.MSG"}, {"k": [1, "a"]}],
+)
+def test_a_references_style_is_its_targets_json_however_often_it_is_made(target) -> None:
+    from errdex.analyze.templates import REFERENCE_STYLE, reference
+
+    expected = REFERENCE_STYLE + json.dumps(target, separators=(",", ":"), sort_keys=True)
+    for _ in range(2):  # made once, then looked up: True and 1 stay apart
+        assert reference("x", dict(target)).parts[0].style == expected
+
+
+@given(st.text(alphabet="a \n\r\x0c\u2028"))
+def test_source_lines_are_split_where_pythons_tokenizer_counts_lines(text: str) -> None:
+    # Universal newlines (LF, CRLF, CR), and nothing else: a form feed or U+2028 stays inside
+    # its line, or every line number after it would be off by one.
+    expected = [line.rstrip("\r\n") for line in io.StringIO(text, newline=None).readlines()]
+    assert split_lines(text) == expected
 
 
 # -- constants: module, class, imported -------------------------------------------------------

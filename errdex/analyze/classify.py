@@ -49,6 +49,7 @@ import functools
 import re
 from dataclasses import dataclass, field, replace
 from http import HTTPStatus
+from typing import Any
 
 from errdex.models import (
     CodeFacts,
@@ -645,11 +646,72 @@ _WEAK_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+def required_words(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
+    """Literal text a match of ``pattern`` must contain: one of the words returned.
+
+    A run of literal characters outside any repetition must be in every match; an
+    alternation needs one of its alternatives' words. A text holding none of the words
+    cannot match, which a substring test tells far sooner than a search trying every
+    alternative at every position. None when no such words are found, the pattern ignores
+    case, or Python's own parser of patterns (a private module) cannot read it: then only
+    the search can tell.
+    """
+    try:
+        from re import _constants as constants  # type: ignore[attr-defined]
+        from re import _parser as parser  # type: ignore[attr-defined]
+    except ImportError:  # Python 3.10
+        import sre_constants as constants
+        import sre_parse as parser
+
+    def needs(items: Any) -> tuple[str, ...] | None:
+        options: list[tuple[str, ...]] = []
+        run = ""
+        for op, value in items:
+            if op is constants.LITERAL:
+                run += chr(value)
+                continue
+            if run:
+                options.append((run,))
+                run = ""
+            if op is constants.BRANCH:
+                each = [needs(alternative) for alternative in value[1]]
+                if all(each):
+                    options.append(tuple(word for words in each if words for word in words))
+            elif op is constants.SUBPATTERN and not value[1] & re.IGNORECASE:
+                inner = needs(value[-1])
+                if inner:
+                    options.append(inner)
+        if run:
+            options.append((run,))
+        # The words that are rarest in text: the longest shortest one.
+        return max(options, key=lambda words: min(map(len, words)), default=None)
+
+    try:
+        parsed = parser.parse(pattern.pattern, pattern.flags)
+        if parsed.state.flags & re.IGNORECASE:
+            return None
+        words = needs(parsed)
+    except Exception:  # a change of the private module must not break classifying
+        return None
+    return tuple(dict.fromkeys(words)) if words else None
+
+
+@functools.cache
+def _wording_words() -> tuple[tuple[str, ...] | None, ...]:
+    """Each wording rule's :func:`required_words`, worked out at the first use.
+
+    Not at import: reading the patterns would cost 15 ms to a process that never classifies.
+    """
+    return tuple(required_words(pattern) for _, pattern, _, _ in _WORDING)
+
+
 @functools.lru_cache(maxsize=16384)
 def _wording(text: str) -> tuple[str, ErrorType | None] | None:
     """Apply the wording rules to a message's literal text: (root cause, category or None)."""
     text = text.lower()
-    for _, pattern, background, kind in _WORDING:
+    for (_, pattern, background, kind), words in zip(_WORDING, _wording_words(), strict=True):
+        if words is not None and not any(word in text for word in words):
+            continue
         if pattern.search(text):
             if background == "missing-key" and _FILE_WORDS.search(text):
                 return "file-not-found", kind

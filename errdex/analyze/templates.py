@@ -19,6 +19,7 @@ hole).
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import json
 import re
@@ -75,6 +76,17 @@ ListResolver = Callable[[str], Sequence[Built] | None]
 where the list may still be empty), or None when that is not known."""
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def template_part(text: str, hole: bool = False, style: str = "") -> TemplatePart:
+    """Make a template part, the same object for the same values (#3).
+
+    Parts are frozen, so sharing them is safe; mining makes the same few (``{name}``, ``: ``)
+    again and again, and a lookup is far cheaper than validating a new model. Equal parts
+    being one object also makes comparing templates cheap (identity is tried first).
+    """
+    return TemplatePart(text=text, hole=hole, style=style)
+
+
 def merge_parts(parts: Sequence[TemplatePart]) -> tuple[TemplatePart, ...]:
     """Merge adjacent literal parts and drop empty literals."""
     merged: list[TemplatePart] = []
@@ -82,7 +94,7 @@ def merge_parts(parts: Sequence[TemplatePart]) -> tuple[TemplatePart, ...]:
         if not part.hole and not part.text:
             continue
         if merged and not part.hole and not merged[-1].hole:
-            merged[-1] = TemplatePart(text=merged[-1].text + part.text)
+            merged[-1] = template_part(merged[-1].text + part.text)
         else:
             merged.append(part)
     return tuple(merged)
@@ -107,12 +119,12 @@ def _literal(text: str) -> TemplatePart:
         # sglang's ``logger.warning(f"\033[1;33m{message}\033[0m")``: a paste never shows
         # the colour codes (they are read out of pastes too), so templates do not keep them.
         text = _COLOUR.sub("", text)
-    return TemplatePart(text=text)
+    return template_part(text)
 
 
 def _hole(node: ast.expr | str, style: str = "") -> TemplatePart:
     text = node if isinstance(node, str) else source_text(node)
-    return TemplatePart(text=text, hole=True, style=style)
+    return template_part(text, True, style)
 
 
 def source_text(node: ast.AST) -> str:
@@ -120,8 +132,24 @@ def source_text(node: ast.AST) -> str:
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Call) and _call_name(node) in ("str", "repr") and len(node.args) == 1:
-        inner = ast.unparse(node.args[0])
+        inner = _unparsed(node.args[0])
         return inner if _call_name(node) == "str" else f"{inner}!r"
+    return _unparsed(node)
+
+
+def _unparsed(node: ast.AST) -> str:
+    """``ast.unparse(node)``, made at once for a chain of names (``self.config.size``).
+
+    Most holes are such chains, and ``ast.unparse`` is a visitor written in Python (#3).
+    """
+    names = []
+    current = node
+    while type(current) is ast.Attribute:
+        names.append(current.attr)
+        current = current.value
+    if type(current) is ast.Name:
+        names.append(current.id)
+        return ".".join(reversed(names))
     return ast.unparse(node)
 
 
@@ -148,8 +176,19 @@ def reference(text: str, target: dict[str, Any]) -> Built:
     Returns:
         A one-hole template of form ``reference``.
     """
-    style = REFERENCE_STYLE + json.dumps(target, separators=(",", ":"), sort_keys=True)
-    return Built((TemplatePart(text=text, hole=True, style=style),), "reference")
+    try:
+        # With each value's type: True and 1 are equal keys, but not the same JSON.
+        style = _reference_style(tuple((k, type(v), v) for k, v in sorted(target.items())))
+    except TypeError:  # a value that cannot be a cache key (a list): written each time
+        style = REFERENCE_STYLE + json.dumps(target, separators=(",", ":"), sort_keys=True)
+    return Built((template_part(text, True, style),), "reference")
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _reference_style(items: tuple[tuple[str, type, Any], ...]) -> str:
+    """A reference's style, written once per target (mining asks for the same ones often)."""
+    target = {key: value for key, _, value in items}
+    return REFERENCE_STYLE + json.dumps(target, separators=(",", ":"), sort_keys=True)
 
 
 def part_reference(part: TemplatePart) -> dict[str, Any] | None:

@@ -80,7 +80,7 @@ import re
 import tokenize
 import warnings
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
@@ -101,6 +101,7 @@ from errdex.analyze.templates import (
     percent_values,
     reference,
     source_text,
+    template_part,
     transform_parts,
     without_references,
 )
@@ -298,8 +299,16 @@ def decode_source(file: SourceFile) -> str:
 
 
 def split_lines(text: str) -> list[str]:
-    """Split text into lines the way Python's tokenizer counts them (LF, CRLF, CR)."""
-    return [line.rstrip("\r\n") for line in io.StringIO(text, newline=None).readlines()]
+    """Split text into lines the way Python's tokenizer counts them (LF, CRLF, CR).
+
+    Not :meth:`str.splitlines`, which also breaks at form feeds and Unicode line separators.
+    """
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if not lines[-1]:
+        lines.pop()  # the newline ending the last line opens no line of its own
+    return lines
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -331,7 +340,7 @@ def _dump_parts(parts: Sequence[TemplatePart]) -> list[list[Any]]:
 
 
 def _load_parts(data: Sequence[Sequence[Any]]) -> tuple[TemplatePart, ...]:
-    return tuple(TemplatePart(text=str(t), hole=bool(h), style=str(s)) for t, h, s in data)
+    return tuple(template_part(str(t), bool(h), str(s)) for t, h, s in data)
 
 
 def _dump_template(built: Built, line: int) -> dict[str, Any]:
@@ -439,6 +448,26 @@ def _enclosing(outer: _Scope) -> dict[str, list[Built]]:
     return seen
 
 
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+"""The fields of a statement (or ``except`` clause, ``case`` block) that hold statements."""
+
+
+def _statements(node: ast.AST) -> Iterator[ast.AST]:
+    """``node`` and every statement in it at any depth (nested functions and classes too).
+
+    Where only statements are asked for (assignments, ``raise``): ``ast.walk`` visits every
+    expression as well, most of a tree (#3).
+    """
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for name in _BODIES:
+            children = getattr(current, name, None)
+            if type(children) is list:
+                stack.extend(children)
+
+
 def _class_defaults(
     node: ast.FunctionDef | ast.AsyncFunctionDef, defaults: list[tuple[str, ast.expr]]
 ) -> dict[str, str]:
@@ -479,7 +508,7 @@ def _class_defaults(
     # another class.
     assignments = Counter(
         target.id
-        for child in ast.walk(node)
+        for child in _statements(node)
         if isinstance(child, (ast.Assign, ast.AugAssign, ast.AnnAssign))
         for target in (child.targets if isinstance(child, ast.Assign) else [child.target])
         if isinstance(target, ast.Name) and target.id in found
@@ -1964,7 +1993,7 @@ class _ModuleExtractor:
             tuple(
                 name
                 for handler in statement.handlers  # type: ignore[attr-defined]
-                if not any(type(sub) is ast.Raise for sub in ast.walk(handler))
+                if not any(type(sub) is ast.Raise for sub in _statements(handler))
                 for name in _bare_names(handler.type)
             )
         )
@@ -2051,7 +2080,7 @@ class _ModuleExtractor:
                     # A parameter reassigned on some paths keeps the caller's value on others;
                     # a path that set the name to what no template says leaves a value too
                     # (pip's ``info = text_join(…) if triggers else "the requested packages"``).
-                    found = [Built((TemplatePart(text=name, hole=True),), "opaque")]
+                    found = [Built((template_part(name, True),), "opaque")]
                 for built in found or []:
                     if built not in values:
                         values.append(built)
@@ -2096,7 +2125,7 @@ class _ModuleExtractor:
             if isinstance(default, ast.Constant) and isinstance(default.value, str):
                 info.defaults[name] = [
                     Built(
-                        (TemplatePart(text=default.value),),
+                        (template_part(default.value),),
                         "constant",
                         defined_at=Location(path=self.path, line=default.lineno),
                     )
