@@ -663,11 +663,11 @@ class TemplateBuilder:
         starts = self._list_start(items.id) if self._list_start is not None else None
         if not starts:
             return []
-        rest = TemplatePart(text=items.id, hole=True)
+        rest = _hole(items)
         built: list[Built] = []
         for start in starts:
             if start.form == "opaque" or not start.parts:
-                alternative = Built((_hole(items),), "opaque")
+                alternative = Built((rest,), "opaque")
             else:
                 alternative = Built((*start.parts, rest), "join", start.i18n, start.defined_at)
             if alternative not in built:

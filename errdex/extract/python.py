@@ -379,6 +379,12 @@ def _class_name(node: ast.expr) -> str | None:
     return None
 
 
+def _named_class(node: ast.expr) -> str | None:
+    """The class a name or attribute names (``errors.NotFound``: ``NotFound``), if any."""
+    name = _class_name(node)
+    return name if name is not None and _is_class_like(name) else None
+
+
 def _dotted(node: ast.expr) -> str | None:
     """``a.b.c`` for a chain of names and attributes, else None."""
     if isinstance(node, ast.Name):
@@ -629,8 +635,7 @@ def _class_options(
     """The exception classes an expression may evaluate to, or None when it may be another."""
     kind = type(value)
     if kind is ast.Name or kind is ast.Attribute:
-        held = _class_name(value)
-        return [value] if held is not None and _is_class_like(held.rpartition(".")[2]) else None
+        return [value] if _named_class(value) is not None else None
     if depth > 4:
         return None
     if kind is ast.BoolOp and type(value.op) is ast.Or:  # type: ignore[attr-defined]
@@ -669,8 +674,8 @@ def _class_table(value: ast.expr | None) -> list[ast.expr] | None:
         return None
     classes: list[ast.expr] = []
     for item in value.values:
-        held = _class_name(item) if type(item) in (ast.Name, ast.Attribute) else None
-        if held is None or not _is_class_like(held.rpartition(".")[2]):
+        held = _named_class(item)
+        if held is None:
             return None
         if not any(_class_name(seen) == held for seen in classes):
             classes.append(item)
@@ -700,10 +705,10 @@ def _dollar_holes(site: RaiseSite) -> RaiseSite:
             continue
         position = 0
         for found in _DOLLAR_FIELD.finditer(part.text):
-            made.append(TemplatePart(text=part.text[position : found.start()]))
-            made.append(TemplatePart(text=found[1] or found[2] or found[3], hole=True))
+            made.append(template_part(part.text[position : found.start()]))
+            made.append(template_part(found[1] or found[2] or found[3], True))
             position = found.end()
-        made.append(TemplatePart(text=part.text[position:]))
+        made.append(template_part(part.text[position:]))
     return site.model_copy(update={"template": MessageTemplate(parts=merge_parts(made))})
 
 
@@ -1836,11 +1841,7 @@ class _ModuleExtractor:
         table = _class_table(value)
         if table is not None:
             self.class_tables[target.id] = table
-        elif (
-            type(value) is ast.Call
-            and (made := _class_name(value.func)) is not None
-            and _is_class_like(made.rpartition(".")[2])
-        ):
+        elif type(value) is ast.Call and (made := _named_class(value.func)) is not None:
             self.module_objects[target.id] = made
 
     def _collect_instance(self, statement: ast.stmt) -> None:
@@ -2898,7 +2899,7 @@ class _ModuleExtractor:
         if type(message) is ast.Name and message.id in self._scope.params:
             # anthropic's ``_make_status_error(self, err_msg, …)``: ``return
             # make_status_error(err_msg, …)``, the caller's message handed on as it is.
-            built = [Built((TemplatePart(text=message.id, hole=True),), "variable")]
+            built = [Built((template_part(message.id, True),), "variable")]
         else:
             built = [b for b in self.builder.build(message) if literal_length(b.parts)]
         if not built:
@@ -5108,7 +5109,9 @@ class _Linker:
             return None
         category = _load_parts((call.get("keywords") or {}).get("category") or [])
         named = category[0].text if len(category) == 1 and category[0].hole else ""
-        error_class = named.rpartition(".")[2] if _is_class_like(named.rpartition(".")[2]) else ""
+        error_class = named.rpartition(".")[2]
+        if not _is_class_like(error_class):
+            error_class = ""
         site = RaiseSite.model_validate(candidate["site"])
         return site.model_copy(
             update={
