@@ -6,19 +6,20 @@ PIP := $(BIN)/python -m pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint fix bench venv clean
+.PHONY: run test lint fix bench native venv clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
-# The runtime install (what `make run` needs: the CLI and the web UI).
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+# The runtime install (what `make run` needs: the CLI and the web UI). Installing compiles the
+# modules errdex/_native.py lists with mypyc (about a minute; ERRDEX_PURE=1 skips it).
+$(VENV)/.installed: pyproject.toml setup.py | $(BIN)/python
 	$(PIP) install --quiet -e '.[web]'
 	@touch $@
 
 # The development install (tests, linters).
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-dev: pyproject.toml setup.py | $(BIN)/python
 	$(PIP) install --quiet -e '.[dev]'
 	@touch $@ $(VENV)/.installed
 
@@ -52,9 +53,16 @@ fix: $(VENV)/.installed-dev
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-## bench: run every benchmark in benchmarks/ (each prints its baseline ratio).
+## native: compile the modules errdex/_native.py lists again (after editing them, errdex runs
+## their sources until then).
+native: $(VENV)/.installed-dev
+	$(PIP) install --quiet --no-deps -e .
+
+## bench: run every benchmark in benchmarks/ (each prints its baseline ratio), compiled.
 bench: $(VENV)/.installed-dev
+	@$(BIN)/python -c "import errdex._native as n, sys; sys.exit(n.MODE != 'compiled')" || $(MAKE) native
 	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache errdex/_native.json
+	find errdex -name '*.so' -delete

@@ -32,6 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from errdex import _native
 from errdex.analyze.templates import seed_pattern
 from errdex.match.explain import Explainer
 from errdex.match.index import build_index, load_index, save_index
@@ -204,6 +205,7 @@ def main() -> None:
     if args.one is not None:
         print(json.dumps(run_size(args.one, args.db, seed=args.one)))
         return
+    print(f"errdex modules: {_native.MODE} (see errdex/_native.py)")
     for size in (int(s) for s in args.sizes.split(",")):
         command = [sys.executable, __file__, "--one", str(size)] + (
             ["--db", str(args.db)] if args.db else []

@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from corpus import unpacked_wheel  # noqa: E402
 
+from errdex import _native  # noqa: E402
 from errdex.extract.files import DirectorySource, is_test_path  # noqa: E402
 from errdex.models import SourceInfo  # noqa: E402
 from errdex.pipeline import Pipeline  # noqa: E402
@@ -108,6 +109,7 @@ def main() -> None:
     parser.add_argument("--packages", default=DEFAULT)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    print(f"errdex modules: {_native.MODE} (see errdex/_native.py)")
     totals = {"parse": 0.0, "parse2": 0.0, "again": 0.0, "lines": 0, "records": 0}
     runs: dict[int, list[tuple[float, float]]] = {1: [], 2: []}  # best (run, extraction) each
     for spec in args.packages.split(","):

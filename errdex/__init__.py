@@ -5,6 +5,7 @@ any pasted error back to the exact place that raised it. The public API is what 
 lists; everything else may change.
 """
 
+from errdex import _native  # noqa: F401  (first: it picks compiled or pure modules)
 from errdex.errors import ErrdexError
 from errdex.hook import ErrdexLogFilter, explain, install, uninstall
 from errdex.match.explain import Explainer, Explanation

@@ -31,7 +31,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from errdex import __version__
+from errdex import __version__, _native
 from errdex.analyze.writer import ensure_envelope
 from errdex.errors import ErrdexError, ExtractionError, RecordNotFoundError
 from errdex.extract.files import Source
@@ -892,7 +892,7 @@ def settings_command(config: ConfigOption = None, as_json: JsonOption = False) -
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"errdex {__version__}")
+        typer.echo(f"errdex {__version__} ({_native.MODE} modules)")
         raise typer.Exit()
 
 

@@ -5,7 +5,7 @@ import sys
 import pytest
 from conftest import SEED_FILE
 
-from errdex import __version__
+from errdex import __version__, _native
 
 
 def test_seed_import_then_seed_export_gives_back_the_seed_exactly(cli, tmp_path, seed, seed_text):
@@ -130,7 +130,9 @@ def test_schema_prints_the_json_schema(cli):
 
 
 def test_version(cli):
-    assert cli("--version", with_db=False).output.strip() == f"errdex {__version__}"
+    shown = cli("--version", with_db=False).output.strip()
+    assert shown == f"errdex {__version__} ({_native.MODE} modules)"
+    assert _native.MODE in ("compiled", "pure", "stale", "disabled")
 
 
 def test_settings_precedence_default_file_env_flag(cli, runner, tmp_path, monkeypatch):

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from importlib.abc import InspectLoader
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as distribution_version
+from pathlib import Path
 from typing import Protocol
 
 from errdex.extract.files import SourceFile
@@ -80,8 +81,23 @@ def code_version(base: str, module: str) -> str:
                 source = loader.get_source(name)
             except (ImportError, OSError):  # pragma: no cover - a build without its sources
                 source = None
+        elif spec is not None and spec.origin:
+            source = compiled_source(spec.origin)
         digest.update((source if source is not None else f"{name} {errdex_version}").encode())
     return f"{base}.{digest.hexdigest()[:12]}"
+
+
+def compiled_source(origin: str) -> str | None:
+    """The source of a module compiled with mypyc (``python.cpython-311-….so``), else None.
+
+    errdex ships each compiled module's ``.py`` next to it (see ``errdex/_native.py``).
+    """
+    path = Path(origin)
+    source = path.with_name(path.name.split(".", 1)[0] + ".py")
+    try:
+        return source.read_text(encoding="utf-8")
+    except OSError:  # pragma: no cover - a build without its sources
+        return None
 
 
 def blob_digest(data: bytes) -> str:

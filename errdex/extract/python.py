@@ -3035,7 +3035,7 @@ class _ModuleExtractor:
             if status is not None and 400 <= status < 600:
                 description: ast.expr | None = call.args[1] if len(call.args) > 1 else None
                 for keyword in call.keywords:
-                    if keyword.arg in ("description", *MESSAGE_KEYWORDS):
+                    if keyword.arg == "description" or keyword.arg in MESSAGE_KEYWORDS:
                         description = keyword.value
                 self._emit(
                     statement,

@@ -181,6 +181,41 @@ def _csr(groups: Sequence[Sequence[int]]) -> tuple[array[int], array[int]]:
     return starts, items
 
 
+INDEX_FIELDS = (
+    "version",
+    "engines",
+    "_literals",
+    "_literal_lengths",
+    "_multiline",
+    "_holes",
+    "_generic",
+    "_template_starts",
+    "_template_items",
+    "_bucket_starts",
+    "_bucket_items",
+    "_record_template",
+    "_rowids",
+    "_lines",
+    "_end_lines",
+    "_class_ids",
+    "_path_ids",
+    "_kind_ids",
+    "_class_names",
+    "_wrappers",
+    "_by_class",
+    "_path_names",
+    "_kind_names",
+    "_path_starts",
+    "_path_items",
+    "_by_basename",
+    "_compiled",
+    "_heads",
+    "_head_lengths",
+    "_tails",
+)
+"""A :class:`MatcherIndex`'s attributes, as it is pickled (a test checks they are all)."""
+
+
 class MatcherIndex:
     """Templates, their records and the prefilter, ready to answer lookups.
 
@@ -224,14 +259,13 @@ class MatcherIndex:
         self._head_lengths: dict[str, tuple[int, ...]] = {}
         self._tails: list[str] = []
 
-    def __getstate__(self) -> dict[str, object]:
-        state = dict(self.__dict__)
+    def __reduce__(self) -> tuple[object, tuple[dict[str, object]]]:
+        # Explicit state, not ``__dict__``: compiled with mypyc (see errdex/_native.py) the
+        # class has no ``__dict__``, and unpickling cannot call ``__init__`` without a version.
+        state = {name: getattr(self, name) for name in INDEX_FIELDS}
         state["_compiled"] = {}  # rebuilt on use; not worth the bytes on disk
         state["_by_class"] = None
-        return state
-
-    def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update(state)
+        return _restore_index, (state,)
 
     # -- templates ---------------------------------------------------------------------------
 
@@ -782,6 +816,14 @@ def save_index(index: MatcherIndex, path: Path) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _restore_index(state: dict[str, object]) -> MatcherIndex:
+    """Rebuild a pickled index from its state (see :meth:`MatcherIndex.__reduce__`)."""
+    index = MatcherIndex(str(state["version"]))
+    for name, value in state.items():
+        setattr(index, name, value)
+    return index
 
 
 def load_index(path: Path, *, version: str) -> MatcherIndex | None:
