@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,34 @@ def test_compiled_and_pure_modules_mine_and_explain_alike(tmp_path):
     assert sum(bool(answer["matches"]) for answer in compiled["answers"]) > 300
     for mine, theirs in zip(compiled["answers"], pure["answers"], strict=True):
         assert mine == theirs
+
+
+@pytest.mark.slow
+def test_a_compile_that_fails_leaves_a_pure_install_with_a_warning(tmp_path):
+    # A machine without a C compiler still installs errdex: pure, and told so.
+    root = PACKAGE.parent
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy(root / name, source / name)
+    shutil.copytree(
+        PACKAGE,
+        source / "errdex",
+        ignore=shutil.ignore_patterns("__pycache__", "*.so", _native.MANIFEST),
+    )
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(tmp_path), "."],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CC": "false", "ERRDEX_PURE": ""},
+        timeout=900,
+    )
+    assert built.returncode == 0, built.stderr[-2000:]
+    assert "errdex: the compiled modules did not build" in built.stdout + built.stderr
+    (wheel,) = tmp_path.glob("errdex-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+    assert "errdex/_native.py" in names and "errdex/match/explain.py" in names
+    assert f"errdex/{_native.MANIFEST}" not in names
+    assert not [name for name in names if name.endswith(".so")]
