@@ -75,6 +75,11 @@ def _mode() -> str:
     """Which modules this process runs: ``compiled``, ``pure``, ``stale`` or ``disabled``."""
     if os.environ.get(PURE_VARIABLE, "") not in ("", "0"):
         return "disabled"
+    return build_state()
+
+
+def build_state() -> str:
+    """What the build left, whatever ``ERRDEX_PURE`` says: ``compiled``, ``pure`` or ``stale``."""
     try:
         built = json.loads((ROOT / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
