@@ -1,9 +1,10 @@
 """Build errdex, compiling its hot modules with mypyc (the project's metadata is pyproject.toml).
 
 The modules ``errdex/_native.py`` lists are compiled into extension modules next to their
-sources, and each source's digest is written to ``errdex/_native.json``: errdex runs the
-compiled modules only while those digests match (an edited checkout runs its sources).
-``ERRDEX_PURE=1`` skips the compile; a compile that fails leaves a pure install, with a warning.
+sources, and the digest of every source of the package is written to ``errdex/_native.json``:
+errdex runs the compiled modules only while those digests match (an edited checkout runs its
+sources). ``ERRDEX_PURE=1`` skips the compile (and needs no mypy); a compile that fails leaves
+a pure install, with a warning.
 """
 
 from __future__ import annotations
@@ -20,6 +21,15 @@ from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
 
+MYPY = "mypy>=1.10"
+"""mypyc's distribution (a build requirement only, unless ERRDEX_PURE=1)."""
+
+BUILDING = {"bdist_wheel", "editable_wheel", "build", "build_ext", "develop", "install"}
+"""The commands that compile: metadata and sdists need no mypyc run."""
+
+INPLACE = {"editable_wheel", "develop"}
+"""The commands that compile into the checkout itself."""
+
 
 def _load_native() -> ModuleType:
     """errdex/_native.py on its own (errdex is not installed yet; it needs nothing else)."""
@@ -31,15 +41,30 @@ def _load_native() -> ModuleType:
 
 
 native = _load_native()
+pure = os.environ.get(native.PURE_VARIABLE, "") not in ("", "0")
+digests: dict[str, str] = {}
+"""The sources' digests, taken before mypyc reads them (an edit during the build is stale)."""
 
 
 def _warn(message: str) -> None:
     sys.stderr.write(f"errdex: {message}; errdex is installed without its compiled modules\n")
 
 
+def _clear_inplace_build() -> None:
+    """Remove what an earlier build compiled into the checkout (a module since dropped, too)."""
+    package = ROOT / "errdex"
+    (package / native.MANIFEST).unlink(missing_ok=True)
+    for suffix in native.EXTENSION_SUFFIXES:
+        for path in package.rglob(f"*{suffix}"):
+            path.unlink()
+
+
 def _ext_modules() -> list[object]:
-    if os.environ.get(native.PURE_VARIABLE, "") not in ("", "0"):
+    if pure and INPLACE.intersection(sys.argv[1:]):
+        _clear_inplace_build()  # an editable install asked to be pure is pure
+    if pure or not BUILDING.intersection(sys.argv[1:]):
         return []
+    digests.update(native.manifest(ROOT / "errdex"))
     try:
         from mypyc.build import mypycify
 
@@ -72,14 +97,23 @@ class BuildNative(build_ext):
         """Compile, then write the manifest; a failed compile leaves errdex pure."""
         if not self.extensions:
             return
+        inplace = self.inplace or getattr(self, "editable_mode", False)
+        if inplace:
+            _clear_inplace_build()
         try:
             super().run()
         except Exception as exc:  # no C compiler, or one that fails: stay pure
             _warn(f"the compiled modules did not build ({exc})")
             return
-        inplace = self.inplace or getattr(self, "editable_mode", False)
-        target = (ROOT if inplace else Path(self.build_lib)) / "errdex" / native.MANIFEST
-        target.write_text(json.dumps(native.manifest(ROOT / "errdex"), indent=1), encoding="utf-8")
+        package = (ROOT if inplace else Path(self.build_lib)) / "errdex"
+        # The sources the package holds (a wheel leaves out what is not part of it).
+        shipped = {name: digest for name, digest in digests.items() if (package / name).exists()}
+        (package / native.MANIFEST).write_text(json.dumps(shipped, indent=1), encoding="utf-8")
 
 
-setup(ext_modules=_ext_modules(), cmdclass={"build_ext": BuildNative})
+setup(
+    ext_modules=_ext_modules(),
+    # setuptools' build backend adds these to the build's requirements.
+    setup_requires=[] if pure else [MYPY],
+    cmdclass={"build_ext": BuildNative},
+)

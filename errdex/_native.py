@@ -5,10 +5,13 @@ errdex is installed (``setup.py``). The compiled and the pure modules give the s
 the compiled ones are faster (figures in the README). Installing with ``ERRDEX_PURE=1`` skips
 the compile, and a compile that fails leaves errdex pure, with a warning.
 
-A compiled module runs only while it was built from the very source next to it: the build
-writes each source's digest to :data:`MANIFEST`, and when one differs (an edited checkout), or
-``ERRDEX_PURE=1`` is set when errdex is imported, every compiled module is loaded from its
-``.py`` instead. Compiled modules call each other directly, so it is all of them or none.
+Compiled code holds what the build knew: its own source, and the types of every errdex module
+it imports. So the build writes the digest of *every* source of the package to
+:data:`MANIFEST`, and the compiled modules run only while all of them match the sources, and
+no other errdex module is an extension (one left from an older build). Otherwise, or when
+``ERRDEX_PURE=1`` is set when errdex is imported, every errdex module that has an extension
+is loaded from its ``.py`` instead: compiled modules call each other directly, so it is all of
+them or none.
 
 This module is imported first (``errdex/__init__.py``). It uses the standard library only, and
 does nothing when loaded under another name: ``setup.py`` loads it on its own, before errdex is
@@ -41,34 +44,53 @@ COMPILED = (
 """The modules compiled with mypyc (they call each other directly)."""
 
 MANIFEST = "_native.json"
-"""Written next to this module by the build: each compiled module's source digest."""
+"""Written next to this module by the build: the digest of every source of the package."""
 
 PURE_VARIABLE = "ERRDEX_PURE"
 """Set to 1 (at install or at import) to run every module from its source."""
 
 ROOT = Path(__file__).resolve().parent
 
+EXTENSION_SUFFIXES = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+"""The endings of this Python's extension modules (``.cpython-311-x86_64-linux-gnu.so``)."""
+
+_MYPYC_LIBRARY = "__mypyc"
+"""How the name of a module's mypyc library ends (``index__mypyc.cpython-311-….so``)."""
+
 
 def source_path(module: str, root: Path = ROOT) -> Path:
-    """Return the ``.py`` file of a compiled module (``errdex.match.index`` → …/match/index.py)."""
+    """Return the ``.py`` file of a module (``errdex.match.index`` → …/match/index.py)."""
     return root.joinpath(*module.split(".")[1:]).with_suffix(".py")
 
 
-def source_digest(path: Path) -> str:
-    """Return the digest the manifest keeps of a source file."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _package_files(root: Path) -> tuple[dict[str, Path], set[str]]:
+    """The package's sources (by path relative to it) and the modules that are extensions."""
+    sources: dict[str, Path] = {}
+    extensions: set[str] = set()
+    suffixes = EXTENSION_SUFFIXES
+    for folder, directories, names in os.walk(root):
+        directories[:] = sorted(d for d in directories if d != "__pycache__")
+        relative = Path(folder).relative_to(root)
+        for name in names:
+            if name.endswith(".py"):
+                sources[(relative / name).as_posix()] = Path(folder, name)
+            elif name.endswith(suffixes):
+                stem = name.split(".", 1)[0]
+                if not stem.endswith(_MYPYC_LIBRARY):
+                    extensions.add(".".join(("errdex", *relative.parts, stem)))
+    return sources, extensions
+
+
+def _digests(sources: dict[str, Path]) -> dict[str, str]:
+    return {
+        name: hashlib.sha256(path.read_bytes()).hexdigest()
+        for name, path in sorted(sources.items())
+    }
 
 
 def manifest(root: Path = ROOT) -> dict[str, str]:
-    """Return what the build writes to :data:`MANIFEST`: each compiled module's digest."""
-    return {module: source_digest(source_path(module, root)) for module in COMPILED}
-
-
-def _is_extension(module: str) -> bool:
-    spec = importlib.machinery.PathFinder.find_spec(
-        module.rsplit(".", 1)[1], [str(source_path(module).parent)]
-    )
-    return spec is not None and isinstance(spec.loader, importlib.machinery.ExtensionFileLoader)
+    """Return what the build writes to :data:`MANIFEST`: every source's SHA-256."""
+    return _digests(_package_files(root)[0])
 
 
 def _mode() -> str:
@@ -78,30 +100,39 @@ def _mode() -> str:
     return build_state()
 
 
-def build_state() -> str:
-    """What the build left, whatever ``ERRDEX_PURE`` says: ``compiled``, ``pure`` or ``stale``."""
-    try:
-        built = json.loads((ROOT / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return "pure"  # never compiled (ERRDEX_PURE=1 at install, or a compile that failed)
-    if not all(_is_extension(module) for module in COMPILED):
+def build_state(root: Path = ROOT) -> str:
+    """What the build left, whatever ``ERRDEX_PURE`` says: ``compiled``, ``pure`` or ``stale``.
+
+    ``pure``: no compiled module (never compiled, or a compile that failed); ``stale``: they
+    are there, but a source changed since, or an extension is not one of :data:`COMPILED`.
+    """
+    sources, extensions = _package_files(root)
+    if not extensions.issuperset(COMPILED):
         return "pure"
     try:
-        current = manifest()
-    except OSError:  # pragma: no cover - an install without its sources: trust the build
-        return "compiled"
-    return "compiled" if built == current else "stale"
+        built = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "pure"  # a build that did not finish: its manifest is written last
+    if extensions != set(COMPILED) or built != _digests(sources):
+        return "stale"
+    return "compiled"
 
 
 class _SourceFinder(MetaPathFinder):
-    """Loads the compiled modules from their ``.py`` files (ahead of the extension modules)."""
+    """Loads an errdex module that has an extension from its ``.py`` file instead."""
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in COMPILED:
+        if not fullname.startswith("errdex.") or path is None:
             return None
-        return importlib.util.spec_from_file_location(fullname, source_path(fullname))
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or not isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
+            return None  # a source (or a zip's) module: found as usual
+        assert spec.origin is not None
+        origin = Path(spec.origin)
+        source = origin.with_name(origin.name.split(".", 1)[0] + ".py")
+        return importlib.util.spec_from_file_location(fullname, source) if source.exists() else None
 
 
 MODE = "pure"
@@ -110,5 +141,9 @@ MODE = "pure"
 
 if __name__ == "errdex._native":
     MODE = _mode()
-    if MODE != "compiled" and not any(isinstance(f, _SourceFinder) for f in sys.meta_path):
+    if (
+        MODE != "compiled"
+        and _package_files(ROOT)[1]  # else nothing to keep from running
+        and not any(isinstance(f, _SourceFinder) for f in sys.meta_path)
+    ):
         sys.meta_path.insert(0, _SourceFinder())

@@ -32,7 +32,8 @@ def _run(code: str, *args: str, pure: bool = False, path: Path | None = None) ->
         text=True,
         check=True,
         env=env,
-        cwd=path,  # not the checkout, whose errdex would come first on sys.path
+        # Not the checkout, whose errdex would come first on sys.path.
+        cwd=None if path is None else path if path.is_dir() else path.parent,
         timeout=600,
     ).stdout
 
@@ -53,35 +54,71 @@ def test_the_compiled_modules_run_when_built_and_ci_builds_them():
 _MODE = "import errdex, errdex._native as n, errdex.match.index as i; print(n.MODE, i.__file__)"
 
 
-def test_an_edited_source_or_a_missing_build_runs_every_module_from_its_source(tmp_path):
+def _copy(tmp_path: Path) -> Path:
     copy = tmp_path / "errdex"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
+
+
+def test_an_edited_source_or_a_missing_build_runs_every_module_from_its_source(tmp_path):
+    copy = _copy(tmp_path)
     assert _run(_MODE, pure=True, path=tmp_path).split()[0] == "disabled"
     mode, index_file = _run(_MODE, path=tmp_path).split()
     assert Path(index_file).parent == copy / "match"
-    assert mode == ("compiled" if _native.build_state() == "compiled" else "pure")
+    built = _native.build_state()
+    assert mode == ("compiled" if built == "compiled" else "pure")
     if mode == "compiled":
         assert not index_file.endswith(".py")
-    # A changed source makes the build stale: all of them run from their sources.
-    classify = _native.source_path("errdex.analyze.classify", copy)
-    classify.write_text(classify.read_text() + "\n# edited\n")
+    # A changed source, compiled or not (compiled code holds the types of the modules it
+    # imports), makes the build stale: all of them run from their sources.
+    models = copy / "models.py"
+    models.write_text(models.read_text() + "\n# edited\n")
     mode, index_file = _run(_MODE, path=tmp_path).split()
-    assert (mode, Path(index_file).name) == (
-        "stale" if (copy / _native.MANIFEST).exists() else "pure",
-        "index.py",
-    )
+    assert (mode, Path(index_file).name) == ("stale" if built != "pure" else "pure", "index.py")
     (copy / _native.MANIFEST).unlink(missing_ok=True)
     mode, index_file = _run(_MODE, path=tmp_path).split()
     assert (mode, Path(index_file).name) == ("pure", "index.py")
 
 
-def test_the_manifest_is_each_compiled_modules_source_digest():
+def test_an_extension_left_from_an_older_build_never_runs(tmp_path):
+    if _native.build_state() != "compiled":
+        pytest.skip("needs the compiled modules (CI requires them)")
+    copy = _copy(tmp_path)
+    index = next((copy / "match").glob("index.*.so"))
+    # A module since dropped from COMPILED: its extension is there, its source edited.
+    shutil.copy(index, index.with_name(index.name.replace("index.", "scan.", 1)))
+    code = "import errdex._native as n, errdex.match.scan as s; print(n.MODE, s.__file__)"
+    mode, scan_file = _run(code, path=tmp_path).split()
+    assert (mode, Path(scan_file)) == ("stale", copy / "match" / "scan.py")
+
+
+def test_errdex_imports_from_a_zip(tmp_path):
+    # A zipapp, shiv or PyInstaller bundle: no extension can load from it, so it runs pure.
+    archive = tmp_path / "errdex.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        for path in sorted(PACKAGE.rglob("*.py")):
+            bundle.write(path, (Path("errdex") / path.relative_to(PACKAGE)).as_posix())
+    mode, index_file = _run(_MODE, path=archive).split()
+    assert mode == "pure" and index_file == str(archive / "errdex" / "match" / "index.py")
+
+
+_VERSION = "from errdex.extract.python import PythonExtractor as P; print(P().version)"
+
+
+def test_the_extractors_version_is_the_same_compiled_or_not():
+    # It keys the files cache: it must follow the source, not whether it is compiled.
+    assert _run(_VERSION).strip() == _run(_VERSION, pure=True).strip()
+
+
+def test_the_manifest_is_every_sources_digest():
     digests = _native.manifest()
-    assert sorted(digests) == sorted(_native.COMPILED)
+    assert sorted(digests) == sorted(
+        path.relative_to(PACKAGE).as_posix() for path in PACKAGE.rglob("*.py")
+    )
+    assert {"match/index.py", "models.py", "_native.py"} <= set(digests)
     assert all(len(digest) == 64 for digest in digests.values())
-    built = PACKAGE / _native.MANIFEST
     if _native.MODE == "compiled":
-        assert json.loads(built.read_text()) == digests
+        assert json.loads((PACKAGE / _native.MANIFEST).read_text()) == digests
 
 
 def test_a_pickled_index_keeps_every_attribute():

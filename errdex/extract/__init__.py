@@ -16,6 +16,7 @@ import hashlib
 import importlib.util
 from collections.abc import Sequence
 from importlib.abc import InspectLoader
+from importlib.machinery import ExtensionFileLoader
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as distribution_version
 from pathlib import Path
@@ -81,8 +82,8 @@ def code_version(base: str, module: str) -> str:
                 source = loader.get_source(name)
             except (ImportError, OSError):  # pragma: no cover - a build without its sources
                 source = None
-        elif spec is not None and spec.origin:
-            source = compiled_source(spec.origin)
+        if source is None and isinstance(loader, ExtensionFileLoader) and spec is not None:
+            source = compiled_source(str(spec.origin))  # the same digest compiled or not
         digest.update((source if source is not None else f"{name} {errdex_version}").encode())
     return f"{base}.{digest.hexdigest()[:12]}"
 
