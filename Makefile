@@ -53,8 +53,8 @@ fix: $(VENV)/.installed-dev
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-## native: compile the modules errdex/_native.py lists again (after editing them, errdex runs
-## their sources until then).
+## native: compile the modules errdex/_native.py lists again (after an edit anywhere in errdex,
+## it runs its sources until then).
 native: $(VENV)/.installed-dev
 	$(PIP) install --quiet --no-deps -e .
 

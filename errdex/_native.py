@@ -63,6 +63,12 @@ def source_path(module: str, root: Path = ROOT) -> Path:
     return root.joinpath(*module.split(".")[1:]).with_suffix(".py")
 
 
+def extension_source(origin: str) -> Path:
+    """Return the ``.py`` next to an extension module (``index.cpython-311-….so`` → index.py)."""
+    path = Path(origin)
+    return path.with_name(path.name.split(".", 1)[0] + ".py")
+
+
 def _package_files(root: Path) -> tuple[dict[str, Path], set[str]]:
     """The package's sources (by path relative to it) and the modules that are extensions."""
     sources: dict[str, Path] = {}
@@ -129,9 +135,7 @@ class _SourceFinder(MetaPathFinder):
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or not isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
             return None  # a source (or a zip's) module: found as usual
-        assert spec.origin is not None
-        origin = Path(spec.origin)
-        source = origin.with_name(origin.name.split(".", 1)[0] + ".py")
+        source = extension_source(str(spec.origin))
         return importlib.util.spec_from_file_location(fullname, source) if source.exists() else None
 
 

@@ -19,9 +19,9 @@ from importlib.abc import InspectLoader
 from importlib.machinery import ExtensionFileLoader
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as distribution_version
-from pathlib import Path
 from typing import Protocol
 
+from errdex._native import extension_source
 from errdex.extract.files import SourceFile
 from errdex.models import FileResult, RaiseSite
 
@@ -93,10 +93,8 @@ def compiled_source(origin: str) -> str | None:
 
     errdex ships each compiled module's ``.py`` next to it (see ``errdex/_native.py``).
     """
-    path = Path(origin)
-    source = path.with_name(path.name.split(".", 1)[0] + ".py")
     try:
-        return source.read_text(encoding="utf-8")
+        return extension_source(origin).read_text(encoding="utf-8")
     except OSError:  # pragma: no cover - a build without its sources
         return None
 
