@@ -54,8 +54,8 @@ def _clear_inplace_build() -> None:
     """Remove what an earlier build compiled into the checkout (a module since dropped, too)."""
     package = ROOT / "errdex"
     (package / native.MANIFEST).unlink(missing_ok=True)
-    for suffix in native.EXTENSION_SUFFIXES:
-        for path in package.rglob(f"*{suffix}"):
+    for path in package.rglob("*"):
+        if path.name.endswith(native.EXTENSION_SUFFIXES):
             path.unlink()
 
 

@@ -73,14 +73,13 @@ def _package_files(root: Path) -> tuple[dict[str, Path], set[str]]:
     """The package's sources (by path relative to it) and the modules that are extensions."""
     sources: dict[str, Path] = {}
     extensions: set[str] = set()
-    suffixes = EXTENSION_SUFFIXES
     for folder, directories, names in os.walk(root):
         directories[:] = sorted(d for d in directories if d != "__pycache__")
         relative = Path(folder).relative_to(root)
         for name in names:
             if name.endswith(".py"):
                 sources[(relative / name).as_posix()] = Path(folder, name)
-            elif name.endswith(suffixes):
+            elif name.endswith(EXTENSION_SUFFIXES):
                 stem = name.split(".", 1)[0]
                 if not stem.endswith(_MYPYC_LIBRARY):
                     extensions.add(".".join(("errdex", *relative.parts, stem)))
@@ -99,20 +98,16 @@ def manifest(root: Path = ROOT) -> dict[str, str]:
     return _digests(_package_files(root)[0])
 
 
-def _mode() -> str:
-    """Which modules this process runs: ``compiled``, ``pure``, ``stale`` or ``disabled``."""
-    if os.environ.get(PURE_VARIABLE, "") not in ("", "0"):
-        return "disabled"
-    return build_state()
-
-
 def build_state(root: Path = ROOT) -> str:
     """What the build left, whatever ``ERRDEX_PURE`` says: ``compiled``, ``pure`` or ``stale``.
 
     ``pure``: no compiled module (never compiled, or a compile that failed); ``stale``: they
     are there, but a source changed since, or an extension is not one of :data:`COMPILED`.
     """
-    sources, extensions = _package_files(root)
+    return _state(root, *_package_files(root))
+
+
+def _state(root: Path, sources: dict[str, Path], extensions: set[str]) -> str:
     if not extensions.issuperset(COMPILED):
         return "pure"
     try:
@@ -144,10 +139,14 @@ MODE = "pure"
 ``stale`` (a source changed since the build) or ``disabled`` (``ERRDEX_PURE=1``)."""
 
 if __name__ == "errdex._native":
-    MODE = _mode()
+    _sources, _extensions = _package_files(ROOT)
+    if os.environ.get(PURE_VARIABLE, "") not in ("", "0"):
+        MODE = "disabled"
+    else:
+        MODE = _state(ROOT, _sources, _extensions)
     if (
         MODE != "compiled"
-        and _package_files(ROOT)[1]  # else nothing to keep from running
+        and _extensions  # else nothing to keep from running
         and not any(isinstance(f, _SourceFinder) for f in sys.meta_path)
     ):
         sys.meta_path.insert(0, _SourceFinder())
