@@ -1106,6 +1106,36 @@ def test_exception_classes_that_build_their_own_text():
     assert one(sites, 11, "pkg/use.py").arguments == 0
 
 
+def test_an_init_that_sets_args_makes_the_text_as_super_init_does():
+    # aiohttp's ServerDisconnectedError: ``self.args = (message,)`` instead of
+    # ``super().__init__(message)``, with a text for when no message is given.
+    sites = mine(
+        {
+            "m.py": """\
+            class ServerDisconnectedError(ConnectionError):
+                def __init__(self, message=None):
+                    if message is None:
+                        message = "Server disconnected"
+                    self.args = (message,)
+                    self.message = message
+
+            class Pair(Exception):
+                def __init__(self, a, b):
+                    self.args = (a, b)  # str() shows the tuple: no one text
+
+            def f(reason):
+                raise ServerDisconnectedError()
+                raise ServerDisconnectedError(f"closed: {reason}")
+                raise Pair("x", "y")
+            """
+        }
+    )
+    assert texts(sites, 13) == ["Server disconnected"]
+    assert one(sites, 13).defined_at == Location(path="m.py", line=5)
+    assert texts(sites, 14) == ["closed: {reason}"]
+    assert texts(sites, 15) == ["x"]
+
+
 def test_a_subclass_inherits_the_text_of_its_base_across_files():
     sites = mine(
         {

@@ -2311,7 +2311,17 @@ class _ModuleExtractor:
                 and isinstance(target.value, ast.Name)
                 and target.value.id == "self"
             ):
-                self._instance_attribute(scope.cls, target.attr, value, statement.lineno)
+                if (
+                    target.attr == "args"
+                    and type(value) is ast.Tuple
+                    and len(value.elts) == 1
+                    and not scope.cls.init_text
+                ):
+                    # aiohttp's ``self.args = (message,)``: what ``str()`` shows, as
+                    # ``super().__init__(message)`` would make it.
+                    self._init_text(value.elts[0], statement.lineno)
+                else:
+                    self._instance_attribute(scope.cls, target.attr, value, statement.lineno)
             elif isinstance(target, (ast.Tuple, ast.List)):
                 self._unbuilt(target)
                 for element in target.elts:
@@ -3065,13 +3075,16 @@ class _ModuleExtractor:
             spec = self._call_spec(candidate, func)
             cls.super_call = {k: v for k, v in spec.items() if k in ("args", "keywords", "star")}
         message = self._message_argument(candidate)
-        if message is None or cls.init_text:
-            return
+        if message is not None and not cls.init_text:
+            self._init_text(message, call.lineno)
+
+    def _init_text(self, message: ast.expr, line: int) -> None:
+        """Keep the text an exception class's ``__init__`` makes its message of."""
+        cls = self._scope.cls
         built = self.builder.build(message)
-        if any(_has_text(b.parts) or _calls_a_function(b.parts) for b in built):
+        if cls is not None and any(_has_text(b.parts) or _calls_a_function(b.parts) for b in built):
             cls.init_text = [
-                Built(b.parts, b.form, b.i18n, Location(path=self.path, line=call.lineno))
-                for b in built
+                Built(b.parts, b.form, b.i18n, Location(path=self.path, line=line)) for b in built
             ]
 
     def _helper_call(self, call: ast.Call, statement: ast.stmt) -> bool:
