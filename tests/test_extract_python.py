@@ -1108,7 +1108,7 @@ def test_exception_classes_that_build_their_own_text():
 
 def test_an_init_that_sets_args_makes_the_text_as_super_init_does():
     # aiohttp's ServerDisconnectedError: ``self.args = (message,)`` instead of
-    # ``super().__init__(message)``, with a text for when no message is given.
+    # ``super().__init__(message)``, with a text for when no message (or None) is given.
     sites = mine(
         {
             "m.py": """\
@@ -1127,6 +1127,19 @@ def test_an_init_that_sets_args_makes_the_text_as_super_init_does():
                 raise ServerDisconnectedError()
                 raise ServerDisconnectedError(f"closed: {reason}")
                 raise Pair("x", "y")
+
+            class Denied(Exception):
+                def __init__(self, message="Permission denied"):
+                    super().__init__(message)
+
+            def lost(parser, detail=None):
+                uncompleted = None
+                if parser is not None:
+                    uncompleted = parser.feed_eof()
+                raise ServerDisconnectedError(uncompleted)
+                raise ServerDisconnectedError(message=detail)
+                raise ServerDisconnectedError(parser)
+                raise Denied(uncompleted)
             """
         }
     )
@@ -1134,6 +1147,12 @@ def test_an_init_that_sets_args_makes_the_text_as_super_init_does():
     assert one(sites, 13).defined_at == Location(path="m.py", line=5)
     assert texts(sites, 14) == ["closed: {reason}"]
     assert texts(sites, 15) == ["x"]
+    # A name that may be None (set to it, or defaulting to it): the class's text for None too.
+    assert texts(sites, 25) == ["Server disconnected", "{uncompleted}"]
+    assert texts(sites, 26) == ["Server disconnected", "{detail}"]
+    assert texts(sites, 27) == ["{parser}"]
+    # Passing None is not passing nothing: a parameter's default is not used then.
+    assert texts(sites, 28) == ["{uncompleted}"]
 
 
 def test_a_subclass_inherits_the_text_of_its_base_across_files():

@@ -277,6 +277,38 @@ def test_carriage_returns_and_ansi_codes() -> None:
     assert strip_ansi("items[0m] is one bracket") == "items[0m] is one bracket"
 
 
+def test_markdown_code_spans_around_traceback_lines_are_taken_off() -> None:
+    # Copied from an issue's comment, where the lines were wrapped in `…`: a span on each
+    # line, or one opening on a (cut) frame line and closing on its code line.
+    wrapped = (
+        "Traceback (most recent call last):\n"
+        '`  File "/app/x.py", line 3, in main`\n'
+        "    `run()`\n"
+        "`requests.exceptions.ConnectionError: boom`"
+    )
+    parsed = parse(wrapped)
+    (error,) = parsed.errors
+    assert (error.qualified_class, error.message) == ("requests.exceptions.ConnectionError", "boom")
+    assert [(f.path, f.line, f.source) for f in error.frames] == [("/app/x.py", 3, "run()")]
+    cut = (
+        '`\\aiohttp\\streams.py", line 640, in read\n'
+        "    await self._waiter`\n"
+        "`aiohttp.client_exceptions.ServerDisconnectedError: Server disconnected`"
+    )
+    assert parse(cut).primary.error_class == "ServerDisconnectedError"
+    assert parse(cut).primary.message == "Server disconnected"
+    (one,) = parse("`ValueError: bad thing`\n").errors
+    assert (one.error_class, one.message) == ("ValueError", "bad thing")
+    # A message's own spans stay, also at the ends of its lines.
+    for message in (
+        "A non-annotated attribute was detected: `x = 1`.",
+        "`x` must be positive",
+        "set it with `model_config`",
+        "run:\n`pip install accelerate`",
+    ):
+        assert parse(message).primary.message == message
+
+
 def test_notes_are_kept_apart_from_the_message() -> None:
     (error,) = parse((CORPUS / "tb_notes.txt").read_text()).errors
     assert error.message == "expected a CUDA device, found cpu"

@@ -42,7 +42,8 @@ The exports of a Python file (keys only when non-empty; ``T`` is a template)::
          "helper": {"param": "msg", "sites": [index], "status": "status_code"}}
     K = {"callee": "errors.MyError" | None, "self": "method" | None, "class": "Qual",
          "args": [[part, ...], ...], "keywords": {name: [part, ...]}, "star": false,
-         "ints": {name: 404}}                            # a call, for binding
+         "ints": {name: 404},                            # a call, for binding
+         "nullable": [0, "name"]}                        # arguments that may be None
     P = {"site": index, "message": [part, ...] | None, "form": "reference",
          "call": K | None, "given": true}                # given: a message is passed
     H = {"site": RaiseSite JSON, "call": K}
@@ -472,6 +473,14 @@ def _statements(node: ast.AST) -> Iterator[ast.AST]:
             children = getattr(current, name, None)
             if type(children) is list:
                 stack.extend(children)
+
+
+def _nullable_params(call: Mapping[str, Any], params: Sequence[str]) -> set[str]:
+    """The parameters a call's arguments that may be None are bound to (``K``'s nullable)."""
+    return {
+        params[at] if type(at) is int and at < len(params) else str(at)
+        for at in call.get("nullable") or ()
+    }
 
 
 def _class_defaults(
@@ -1221,6 +1230,9 @@ class _Scope:
     class_choices: dict[str, list[ast.expr]] = field(default_factory=dict)
     """Names bound here to exception classes, each class they were bound to in any branch
     (docker's ``cls = APIError`` … ``cls = NotFound`` … ``raise cls(e, …)``)."""
+    nullable: set[str] = field(default_factory=set)
+    """Names that may hold None: parameters that default to it, names the function sets to
+    it (aiohttp's ``uncompleted = None`` … ``raise ServerDisconnectedError(uncompleted)``)."""
 
 
 @dataclass(frozen=True)
@@ -2158,6 +2170,11 @@ class _ModuleExtractor:
             enclosing=_enclosing(outer) if outer.function else {},
             bound=bound,
             params=frozenset(bound),
+            nullable={
+                name
+                for name, default in defaults
+                if type(default) is ast.Constant and default.value is None
+            },
         )
         # Guards, handlers and trys outside a function do not lead into its body.
         saved = self._guards, self._handlers, self._trys
@@ -2267,6 +2284,8 @@ class _ModuleExtractor:
         if value is None:
             return
         targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]  # type: ignore[attr-defined]
+        if type(value) is ast.Constant and value.value is None:
+            scope.nullable.update(t.id for t in targets if type(t) is ast.Name)
         built: list[Built] | None = None
         for target in targets:
             if isinstance(target, ast.Name):
@@ -2498,6 +2517,22 @@ class _ModuleExtractor:
         spec["keywords"] = keywords
         if ints:
             spec["ints"] = ints
+        nullable = self._scope.nullable
+        if nullable:
+            maybe_none: list[int | str] = [
+                position
+                for position, argument in enumerate(call.args[: len(args)])
+                if type(argument) is ast.Name and argument.id in nullable
+            ]
+            maybe_none.extend(
+                keyword.arg
+                for keyword in call.keywords
+                if keyword.arg is not None
+                and type(keyword.value) is ast.Name
+                and keyword.value.id in nullable
+            )
+            if maybe_none:
+                spec["nullable"] = maybe_none
         if message is not None:
             for position, argument in enumerate(call.args[: len(args)]):
                 if argument is message:
@@ -4695,10 +4730,12 @@ class _Linker:
             if t not in direct and any(p.hole and p.text in carried for p in t.parts)
         ]
         if direct and len(direct) + len(decorated) < len(texts):
-            if any(names[t.parts[0].text] in passed for t in direct):
+            carrying = {names[t.parts[0].text] for t in direct} & passed
+            if carrying - _nullable_params(call, params):
                 texts = direct + decorated
-            else:
+            elif not carrying:
                 texts = [t for t in texts if t not in direct]
+            # else: what the raise passes may be None, and then the other text is the one
         bound: list[_Text] = []
         for t in texts:
             needed = [names[p.text] for p in t.parts if p.hole and p.text in names]

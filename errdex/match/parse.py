@@ -2193,12 +2193,52 @@ def _clean(lines: list[str]) -> list[str]:
     lines = _dedent([line.rstrip() for line in lines])
     if any("\u256d" in line for line in lines):
         lines = _unpanelled(lines)
+    if any("`" in line for line in lines):
+        lines = _without_code_spans(lines)
     if not any("```" in line for line in lines):
         return lines
     for i, line in enumerate(lines):
         if line.lstrip().startswith("```"):
             lines[i] = ""
     return _dedent(lines)
+
+
+_CUT_FRAME = re.compile(r'.*", line \d+(?:, in .*)?\Z')
+"""A frame line, whole or with its start cut off (``\\aiohttp\\streams.py", line 640, in read``)."""
+
+
+def _without_code_spans(lines: list[str]) -> list[str]:
+    """Take off the backticks of Markdown code spans around a traceback's lines.
+
+    Pasted from an issue's comment: `` `aiohttp.client_exceptions.ServerDisconnectedError:
+    Server disconnected` ``, or a span that opens on a frame line and closes on its code
+    line. Only at the ends of a line that then reads as a frame, the code line under one, or
+    ``Class: message``: a message's own backticks (`` `x = 1` ``) stay.
+    """
+    result: list[str] = []
+    after_frame = False
+    for line in lines:
+        body = line.strip()
+        marks = body.count("`")
+        inner = None
+        if marks == 2 and len(body) > 2 and body[0] == body[-1] == "`":
+            inner = body[1:-1]
+        elif marks == 1 and body[0] == "`":
+            inner = body[1:]
+        elif marks == 1 and body[-1] == "`":
+            inner = body[:-1]
+        frame = _CUT_FRAME.match(inner if inner is not None else body) is not None
+        if inner is not None and (frame or after_frame or _is_class_line(inner)):
+            line = line[: len(line) - len(line.lstrip())] + inner
+        after_frame = frame
+        result.append(line)
+    return result
+
+
+def _is_class_line(text: str) -> bool:
+    """Whether a line reads as ``Class: message`` or a bare class, the class's name a class's."""
+    found = _CLASS_LINE.match(text)
+    return found is not None and _looks_like_class(found["cls"])
 
 
 _PANEL_TOP = re.compile(
@@ -2396,7 +2436,7 @@ def _parse_one_line(text: str) -> ParsedInput | None:
 
     Gives what :func:`parse` gives for it (a test compares both ways): a bare message or
     ``Class: message``, the line breaks that end a paste included. Other line breaks, ANSI
-    codes, code fences and quotes take the whole way.
+    codes, code fences, backticks around the line and quotes take the whole way.
     """
     body = text.rstrip()
     if (
@@ -2405,6 +2445,8 @@ def _parse_one_line(text: str) -> ParsedInput | None:
         or "\r" in body
         or "\x1b" in text
         or "```" in text
+        or body.lstrip().startswith("`")
+        or body.endswith("`")
         or ("[" in text and strip_ansi(text) != text)
     ):
         return None
