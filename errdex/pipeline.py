@@ -33,7 +33,7 @@ from pydantic_core import PydanticSerializationError
 
 from errdex.analyze.records import build_records, permalink
 from errdex.errors import ExtractionError
-from errdex.extract import Extractor, blob_digest, extractors
+from errdex.extract import ClassHierarchy, Extractor, blob_digest, extractors
 from errdex.extract.files import Source, SourceFile, open_source
 from errdex.models import (
     Claim,
@@ -577,7 +577,9 @@ class Pipeline:
                 )
 
         ordered = [results[path] for path in order if path in results]
-        sites = self._link([(extractor, result) for extractor, result, _ in ordered])
+        pairs = [(extractor, result) for extractor, result, _ in ordered]
+        sites = self._link(pairs)
+        classes = self._hierarchy(pairs)
         report = RunReport(
             source=info,
             files=len(order),
@@ -603,6 +605,7 @@ class Pipeline:
                     for extractor, result, payload in ordered
                 ]
                 + failed,
+                classes=classes,
             )
         return report
 
@@ -667,6 +670,18 @@ class Pipeline:
             if extractor.language in by_language:
                 sites.extend(extractor.link(by_language[extractor.language]))
         return sites
+
+    def _hierarchy(
+        self, ordered: list[tuple[Extractor, FileResult]]
+    ) -> list[tuple[str, str, list[str]]]:
+        """The exception classes the source defines, of the extractors that tell them."""
+        found: list[tuple[str, str, list[str]]] = []
+        for extractor in self._extractors:
+            if isinstance(extractor, ClassHierarchy):
+                results = [r for e, r in ordered if e is extractor]
+                if results:
+                    found.extend(extractor.hierarchy(results))
+        return found
 
     def enrich(
         self,

@@ -1136,6 +1136,72 @@ def test_a_printed_warning_of_a_class_warned_at_one_site_offers_that_site(cli, t
     assert any("raised at 1 site(s) only" in note for note in best["evidence"])
 
 
+def test_a_pasted_class_that_derives_from_the_records_class_is_that_class(cli, tmp_path):
+    # SQLAlchemy raises ``DBAPIError.instance(…)``, a classmethod whose ``cls(…)`` is the
+    # subclass named after the driver's error: the user sees ``OperationalError``.
+    exc = (
+        "class SQLAlchemyError(Exception):\n"
+        "    pass\n"
+        "\n"
+        "class DBAPIError(SQLAlchemyError):\n"
+        "    @classmethod\n"
+        "    def instance(cls, statement, orig):\n"
+        "        for super_ in type(orig).__mro__:\n"
+        "            if super_.__name__ in globals():\n"
+        "                cls = globals()[super_.__name__]\n"
+        "        return cls(statement, orig)\n"
+        "\n"
+        "    def __init__(self, statement, orig):\n"
+        '        text = "(%s.%s) %s" % (type(orig).__module__, type(orig).__name__, orig)\n'
+        "        super().__init__(text)\n"
+        "\n"
+        "class DatabaseError(DBAPIError):\n"
+        "    pass\n"
+        "\n"
+        "class OperationalError(DatabaseError):\n"
+        "    pass\n"
+        "\n"
+        "class ClientError(SQLAlchemyError):\n"
+        "    def __init__(self, code, operation):\n"
+        "        super().__init__(\n"
+        '            f"An error occurred ({code}) when calling the {operation} operation"\n'
+        "        )\n"
+    )
+    base = (
+        "from sqla import exc\n"
+        "\n"
+        "def handle(statement, e):\n"
+        "    raise exc.DBAPIError.instance(statement, e)\n"
+        "\n"
+        "def call(code, operation):\n"
+        "    raise exc.ClientError(code, operation)\n"
+    )
+    mined(cli, tmp_path, {"sqla/exc.py": exc, "sqla/engine.py": base})
+    wrapped = "sqla.exc.OperationalError: (sqlite3.OperationalError) no such table: users"
+    best = explained(cli, wrapped)["matches"][0]
+    assert (best["record"]["filePath"], best["record"]["lineNumber"]) == ("sqla/engine.py", 4)
+    assert best["record"]["errorClass"] == "DBAPIError"
+    assert (
+        "the input's OperationalError derives from DBAPIError, a class of the source"
+        in (best["evidence"])
+    )
+    assert list(best["captures"].values())[-1] == "no such table: users"
+    # A class no source defines, qualified with the record's package: made at run time
+    # (botocore's errorfactory), so not a contradiction.
+    made = (
+        "sqla.errorfactory.ResourceNotFoundException: An error occurred"
+        " (ResourceNotFoundException) when calling the GetItem operation"
+    )
+    best = explained(cli, made)["matches"][0]
+    assert (best["kind"], best["record"]["errorClass"]) == ("exact", "ClientError")
+    assert any("no class the source defines" in note for note in best["evidence"])
+    # One the source defines, that is not a subclass, still contradicts.
+    other = "sqla.exc.DatabaseError: An error occurred (X) when calling the Y operation"
+    best = explained(cli, other)["matches"][0]
+    assert best["kind"] == "approximate"
+    assert any(note.startswith("the class differs") for note in best["evidence"])
+
+
 def test_the_file_and_line_a_log_record_names_tells_identical_sites_apart(cli, tmp_path):
     # transformers' explicit format names the file (logging's bare ``%(filename)s``).
     body = (

@@ -3071,3 +3071,41 @@ def test_a_file_no_grammar_reads_is_a_syntax_error_of_this_python():
         extract({"pkg/old.py": 'print "hello"\nasync = 1\n'})
     assert caught.value.kind == "syntax-error" and caught.value.line == 1
     assert "Missing parentheses" in str(caught.value)
+
+
+def test_cls_in_a_classmethod_is_the_class():
+    # ``raise cls(…)`` / ``return cls(…)`` in a classmethod: the class (or a subclass that
+    # inherits its text), also where ``cls`` is set to one found at run time.
+    sites = mine(
+        {
+            "m.py": """\
+            class InvalidValueError(ValueError):
+                @classmethod
+                def check(cls, value):
+                    if value < 0:
+                        raise cls(f"negative: {value}")
+
+                @classmethod
+                def instance(cls, orig):
+                    for base in type(orig).__mro__:
+                        if base.__name__ in globals():
+                            cls = globals()[base.__name__]
+                    return cls(f"wrapped: {orig}")
+
+                def not_a_classmethod(cls, value):
+                    raise cls(value)
+
+            def f(orig):
+                raise InvalidValueError.instance(orig)
+            """
+        }
+    )
+    assert (one(sites, 5).error_class, one(sites, 5).template.text) == (
+        "InvalidValueError",
+        "negative: {value}",
+    )
+    assert (one(sites, 18).error_class, one(sites, 18).template.text) == (
+        "InvalidValueError",
+        "wrapped: {orig}",
+    )
+    assert one(sites, 15).error_class == "cls"

@@ -1,3 +1,4 @@
+import json
 import sqlite3
 
 import pytest
@@ -197,6 +198,47 @@ def test_a_version_3_store_gets_the_triggers_that_bulk_writes_pause(tmp_path):
             str(STORE_VERSION),
         )
         assert files == 0 or raw.execute("SELECT count(*) FROM files").fetchone()[0] == files
+
+
+def test_a_version_4_store_gains_the_classes_table_and_extracts_again(tmp_path):
+    # Version 5 keeps the exception classes of each source; the file results a version 4
+    # store cached were extracted without them, so they go and the next run extracts again.
+    path = filled_file(tmp_path / "v4.sqlite3", 3)
+    with sqlite3.connect(path) as raw:
+        raw.execute("DROP TABLE classes")
+        source = raw.execute("SELECT id FROM sources").fetchone()[0]
+        raw.execute(
+            "INSERT INTO files (source_id, path, digest, extractor, result) VALUES (?, ?, ?, ?, ?)",
+            (source, "m.py", "d", "python:5", "{}"),
+        )
+        raw.execute("UPDATE meta SET value = '4' WHERE key = 'store_version'")
+    with SQLiteStore(path) as store:
+        assert list(store.class_rows()) == []
+        assert store.stats().records == 3
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("SELECT count(*) FROM files").fetchone() == (0,)
+        assert raw.execute("SELECT value FROM meta WHERE key = 'store_version'").fetchone() == (
+            str(STORE_VERSION),
+        )
+
+
+def test_a_sources_classes_are_replaced_with_its_records(tmp_path):
+    with SQLiteStore(tmp_path / "s.sqlite3") as store:
+        for classes in (
+            [("DBAPIError", "sqla.exc", ["SQLAlchemyError", "Exception"])],
+            [("OperationalError", "sqla.exc", ["DBAPIError", "SQLAlchemyError"])],
+        ):
+            store.replace_source(
+                SourceInfo(key="sqla", repo="o/sqla", kind="directory"),
+                [],
+                problems=[],
+                report=RunReport(source=SourceInfo(key="sqla", repo="o/sqla", kind="directory")),
+                dataset_version=utc_now(),
+                classes=classes,
+            )
+            assert [(n, json.loads(a)) for n, a in store.class_rows()] == [
+                (name, ancestors) for name, _, ancestors in classes
+            ]
 
 
 def test_stores_of_an_older_version_are_migrated(tmp_path):

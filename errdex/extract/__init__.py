@@ -19,7 +19,7 @@ from importlib.abc import InspectLoader
 from importlib.machinery import ExtensionFileLoader
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as distribution_version
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from errdex._native import extension_source
 from errdex.extract.files import SourceFile
@@ -50,6 +50,15 @@ class Extractor(Protocol):
 
     def link(self, results: Sequence[FileResult]) -> list[RaiseSite]:
         """Resolve cross-file references of a whole source; return every site, in file order."""
+        ...
+
+
+@runtime_checkable
+class ClassHierarchy(Protocol):
+    """An extractor that also tells the exception classes a source defines (Python's)."""
+
+    def hierarchy(self, results: Sequence[FileResult]) -> list[tuple[str, str, list[str]]]:
+        """Return ``(name, module, ancestors nearest first)`` of each exception class."""
         ...
 
 

@@ -2749,6 +2749,9 @@ class _ModuleExtractor:
         with ``client_error=ClientConnectorError``), what the site raises unless a caller
         passes another.
         """
+        own = self._own_class(func)
+        if own is not None:
+            return own
         if isinstance(func, ast.Name) and func.id in self._scope.params:
             if func.id in self._scope.assigned:
                 return None  # ``if strict: error_class = StrictError``: not the default
@@ -2775,6 +2778,27 @@ class _ModuleExtractor:
                     if name == param:
                         return _class_held(default)
         return None
+
+    def _own_class(self, func: ast.expr) -> str | None:
+        """The class a classmethod's ``cls`` stands for, when ``func`` is that name.
+
+        ``raise cls(f"negative: {value}")``, SQLAlchemy's ``return cls(statement, params,
+        orig, …)`` in ``DBAPIError.instance``: the class, or a subclass that inherits its
+        text (also where the name is set to a subclass found at run time).
+        """
+        scope = self._scope
+        function, info, cls = scope.function, scope.info, scope.cls
+        if (
+            type(func) is not ast.Name
+            or function is None
+            or info is None
+            or cls is None
+            or info.method != "class"
+            or not function.args.args
+            or func.id != function.args.args[0].arg
+        ):
+            return None
+        return cls.qualname
 
     def _param_default(self, name: str) -> ast.expr | None:
         """The default of a parameter of the function being walked, if it has one."""
@@ -2845,6 +2869,11 @@ class _ModuleExtractor:
             call = value
             self._note_call(call)
             name = _class_name(call.func)
+            own = self._own_class(call.func)
+            if own is not None:
+                name = own.rpartition(".")[2]
+                func = ast.copy_location(ast.parse(own, mode="eval").body, call.func)
+                call = ast.copy_location(ast.Call(func, call.args, call.keywords), call)
             choices = self._class_choices(call.func)
             if choices and scope.info is not None:
                 # anthropic's ``return error_class(err_msg, response=response, body=body)``
@@ -5509,6 +5538,21 @@ class _Linker:
         self._ancestors[key] = result
         return result
 
+    def hierarchy(self) -> list[tuple[str, str, list[str]]]:
+        """Every exception class the source defines: its name, module and ancestors.
+
+        The ancestors nearest first, as :meth:`ancestors` gives them; a class counts when its
+        name or an ancestor's reads as an exception's (``…Error``, a builtin exception).
+        """
+        found: list[tuple[str, str, list[str]]] = []
+        for module, info in self.modules.items():
+            for qualname in info.get("classes"):
+                name = qualname.rpartition(".")[2]
+                ancestors = self.ancestors(module, qualname)
+                if any(_looks_like_exception(n.rpartition(".")[2]) for n in (name, *ancestors)):
+                    found.append((name, module, ancestors))
+        return found
+
     def _visit_bases(
         self, cls: tuple[str, str], seen: set[tuple[str, str]], result: list[str]
     ) -> None:
@@ -5677,3 +5721,12 @@ class PythonExtractor:
             The sites, completed; helper calls add sites of their own.
         """
         return _Linker(results).run()
+
+    def hierarchy(self, results: Sequence[FileResult]) -> list[tuple[str, str, list[str]]]:
+        """The exception classes a source defines: ``(name, module, ancestors)`` each.
+
+        Explain reads a pasted class that derives from a record's (SQLAlchemy's
+        ``OperationalError``, raised as ``cls(…)`` of ``DBAPIError.instance``) from it, and
+        one the source does not define as made at run time (botocore's ``errorfactory``).
+        """
+        return _Linker(results).hierarchy()

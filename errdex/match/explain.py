@@ -575,7 +575,9 @@ class Explainer:
         version = store.version()
         index = load_index(cache, version=version) if cache is not None else None
         if index is None:
-            index = build_index(store.index_rows(), version=version, engine=engine)
+            index = build_index(
+                store.index_rows(), version=version, engine=engine, classes=store.class_rows()
+            )
             if cache is not None:
                 save_index(index, cache)
         return cls(store, index)
@@ -783,14 +785,26 @@ class Explainer:
             or error.error_class in BUILTIN_EXCEPTIONS
         ):
             return  # a log level, or a class Python and every library raise
-        records = self.index.records_of_class(str(error.error_class))
-        if not records or len(records) > CLASS_SITES:
-            return
-        variants = message_variants(error)
-        for record in records:
-            if record not in candidates:
-                captures = self._verify(record, variants)  # a template of almost no text
-                candidates[record] = _Candidate(record, number, captures, class_sites=len(records))
+        index = self.index
+        name = str(error.error_class)
+        # A class of the source it derives from counts as well: SQLAlchemy raises
+        # ``DBAPIError.instance(…)``, which makes the ``OperationalError`` a user sees.
+        groups = [index.records_of_class(name)] + [
+            index.records_of_class(ancestor)
+            for ancestor in sorted(index.ancestors(name))
+            if index.defines(ancestor)
+        ]
+        variants: list[str] | None = None
+        for records in groups:
+            if not records or len(records) > CLASS_SITES:
+                continue
+            variants = variants or message_variants(error)
+            for record in records:
+                if record not in candidates:
+                    captures = self._verify(record, variants)  # a template of almost no text
+                    candidates[record] = _Candidate(
+                        record, number, captures, class_sites=len(records)
+                    )
 
     def _search_lines(
         self, number: int, lines: list[str], candidates: dict[int, _Candidate], what: str
@@ -917,8 +931,15 @@ class Explainer:
         """Whether a pasted class rules a record out (the test :meth:`_score` penalises)."""
         return self._class_verdict(wanted, record)[0] == "contradicts"
 
-    def _class_verdict(self, wanted: str, record: int) -> tuple[str, str]:
+    def _class_verdict(
+        self, wanted: str, record: int, qualified: str | None = None
+    ) -> tuple[str, str]:
         """How a pasted class bears on a record: ``same``, ``other`` or ``contradicts``.
+
+        Args:
+            wanted: The pasted class, without its module.
+            record: The record.
+            qualified: The pasted class with its module, when the paste shows it.
 
         Returns:
             The verdict and the evidence that says why.
@@ -940,6 +961,21 @@ class Explainer:
             return "other", (
                 f"the record is {have}; the input's {wanted} is raised with the message of"
                 f" another error (raise {wanted}(str(e)))"
+            )
+        if have in index.ancestors(wanted) and index.defines(have):
+            return "same", f"the input's {wanted} derives from {have}, a class of the source"
+        if (
+            qualified
+            and "." in qualified
+            and index.knows_classes()
+            and not index.defines(wanted)
+            and _in_package(index.path(record), qualified.split(".", 1)[0])
+        ):
+            # botocore's ``botocore.errorfactory.ResourceNotFoundException``, a subclass of
+            # ``ClientError`` made from the service's model when the client is created.
+            return "other", (
+                f"the record is {have}; the input's {qualified} is no class the source defines"
+                " (one made at run time)"
             )
         return "contradicts", f"the class differs: the input shows {wanted}, the record {have}"
 
@@ -1089,8 +1125,8 @@ class Explainer:
         if candidate.class_sites:
             score += CLASS_GAIN
             evidence.append(
-                f"the pasted class is raised at {candidate.class_sites} site(s) only,"
-                " this one among them"
+                f"the pasted class (or a class of the source it derives from) is raised at"
+                f" {candidate.class_sites} site(s) only, this one among them"
             )
         if candidate.frame_note:
             evidence.append(candidate.frame_note)
@@ -1099,7 +1135,7 @@ class Explainer:
         contradiction = False
         wanted = error.error_class
         if wanted:
-            verdict, said = self._class_verdict(wanted, record)
+            verdict, said = self._class_verdict(wanted, record, qualified)
             evidence.append(said)
             if verdict == "same":
                 score += 15.0

@@ -47,7 +47,7 @@ KEY_LENGTH = 16
 _MAX_LINE = 2**31 - 1
 """Lines are kept as 32-bit numbers (``array("i")``); a higher one counts as this one."""
 
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 
 IndexRow = tuple[int, str, str, int, int, str, str]
 """What the index reads per record: rowid, class, path, line, end line, kind, template JSON."""
@@ -212,6 +212,7 @@ INDEX_FIELDS = (
     "_heads",
     "_head_lengths",
     "_tails",
+    "_ancestors",
 )
 """A :class:`MatcherIndex`'s attributes, as it is pickled (a test checks they are all)."""
 
@@ -258,6 +259,7 @@ class MatcherIndex:
         self._heads: _Heads = {}
         self._head_lengths: dict[str, tuple[int, ...]] = {}
         self._tails: list[str] = []
+        self._ancestors: dict[str, frozenset[str]] = {}
 
     def __reduce__(self) -> tuple[object, tuple[dict[str, object]]]:
         # Explicit state, not ``__dict__``: compiled with mypyc (see errdex/_native.py) the
@@ -519,6 +521,18 @@ class MatcherIndex:
             )
         return found
 
+    def knows_classes(self) -> bool:
+        """Whether the store told the sources' exception classes (stores before version 5 not)."""
+        return bool(self._ancestors)
+
+    def defines(self, name: str) -> bool:
+        """Whether a mined source defines an exception class of this name."""
+        return name in self._ancestors
+
+    def ancestors(self, name: str) -> frozenset[str]:
+        """The ancestors' names of the exception classes of this name the sources define."""
+        return self._ancestors.get(name, frozenset())
+
     def records_of_class(self, name: str) -> list[int]:
         """Return the records that raise a class (by its name), worked out on first use."""
         by_class = self._by_class
@@ -584,7 +598,11 @@ class MatcherIndex:
 
 
 def build_index(
-    rows: Iterable[IndexRow], *, version: str, engine: str = "aho-corasick"
+    rows: Iterable[IndexRow],
+    *,
+    version: str,
+    engine: str = "aho-corasick",
+    classes: Iterable[tuple[str, str]] = (),
 ) -> MatcherIndex:
     """Build an index from a store's index rows.
 
@@ -595,11 +613,19 @@ def build_index(
             row id order.
         version: The store's version token.
         engine: The prefilter engine (``aho-corasick`` or ``hyperscan``).
+        classes: ``(name, ancestors JSON)`` of the exception classes the sources define
+            (:meth:`RecordStore.class_rows`); a name several define has all their ancestors.
 
     Returns:
         The index.
     """
     index = MatcherIndex(version)
+    ancestors: dict[str, set[str]] = {}
+    for name, found in classes:
+        ancestors.setdefault(name, set()).update(
+            str(a).rpartition(".")[2] for a in json.loads(found)
+        )
+    index._ancestors = {name: frozenset(found) for name, found in ancestors.items()}
     template_ids: dict[str, int] = {}
     members: list[list[int]] = []
     names: dict[str, dict[str, int]] = {"class": {}, "path": {}, "kind": {}}

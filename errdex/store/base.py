@@ -78,8 +78,12 @@ class RecordStore(Protocol):
         dataset_version: datetime,
         run_id: int | None = None,
         files: Sequence[tuple[str, str, str, str]] = (),
+        classes: Sequence[tuple[str, str, list[str]]] = (),
     ) -> None:
-        """Replace every record of ``source`` with ``records``, atomically."""
+        """Replace every record of ``source`` with ``records``, atomically.
+
+        ``classes``: the exception classes the source defines, ``(name, module, ancestors)``.
+        """
         ...
 
     def finish_unchanged(self, source: SourceInfo, *, report: RunReport, run_id: int) -> None:
@@ -124,6 +128,10 @@ class RecordStore(Protocol):
 
     def index_rows(self) -> Iterator[tuple[int, str, str, int, int, str, str]]:
         """Yield ``(rowid, class, path, line, end line, kind, template JSON)`` per record."""
+        ...
+
+    def class_rows(self) -> Iterator[tuple[str, str]]:
+        """Yield ``(name, ancestors JSON)`` of every exception class the sources define."""
         ...
 
     def get(self, record_id: str) -> list[RecordEnvelope]:

@@ -41,7 +41,7 @@ from errdex.models import (
 )
 from errdex.store.base import EncodedRecord, SearchQuery
 
-STORE_VERSION = 4
+STORE_VERSION = 5
 """Bumped whenever the tables change; older stores are migrated when opened."""
 
 _SCHEMA: tuple[str, ...] = (
@@ -97,6 +97,14 @@ CREATE TABLE IF NOT EXISTS records (
 """,
     """
 CREATE INDEX IF NOT EXISTS records_by_id ON records (id)
+""",
+    """
+CREATE TABLE IF NOT EXISTS classes (
+    source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    module TEXT NOT NULL,
+    ancestors TEXT NOT NULL
+)
 """,
     """
 CREATE INDEX IF NOT EXISTS records_by_class ON records (error_class)
@@ -425,11 +433,14 @@ class SQLiteStore:
             )
         self._db.execute("BEGIN IMMEDIATE")
         try:
-            if version == 3:
+            if version in (3, 4):
                 # Version 4 only lets writes of many rows pause the search index triggers:
-                # the schema below makes them again.
+                # the schema below makes them again. Version 5 adds the sources' exception
+                # classes: the file results cached without them go, so that the next run of
+                # each source extracts again and writes them.
                 for trigger in ("records_ai", "records_ad", "records_au"):
                     self._db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+                self._db.execute("DELETE FROM files")
                 for statement in _SCHEMA:
                     self._db.execute(statement)
                 self._db.execute(
@@ -591,6 +602,7 @@ class SQLiteStore:
         dataset_version: datetime,
         run_id: int | None = None,
         files: Sequence[tuple[str, str, str, str]] = (),
+        classes: Sequence[tuple[str, str, list[str]]] = (),
     ) -> None:
         """Replace every record, problem and cached file result of ``source`` in one transaction.
 
@@ -608,6 +620,8 @@ class SQLiteStore:
             run_id: The run started by :meth:`begin_run`, marked finished here.
             files: ``(extractor, path, digest, result JSON)`` for every file mined, kept for
                 the next run.
+            classes: ``(name, module, ancestors)`` of each exception class the source
+                defines (explain reads a pasted class by its ancestors).
 
         Raises:
             StoreError: The write failed; the previous records are unchanged.
@@ -617,6 +631,14 @@ class SQLiteStore:
             source_id = self._upsert_source(source)
             self._db.execute("DELETE FROM problems WHERE source_id = ?", (source_id,))
             self._db.execute("DELETE FROM files WHERE source_id = ?", (source_id,))
+            self._db.execute("DELETE FROM classes WHERE source_id = ?", (source_id,))
+            self._db.executemany(
+                "INSERT INTO classes (source_id, name, module, ancestors) VALUES (?, ?, ?, ?)",
+                (
+                    (source_id, name, module, json.dumps(ancestors))
+                    for name, module, ancestors in classes
+                ),
+            )
             self._db.executemany(
                 "INSERT INTO files (source_id, path, digest, extractor, result)"
                 " VALUES (?, ?, ?, ?, ?)",
@@ -839,6 +861,10 @@ class SQLiteStore:
             "SELECT rowid, error_class, file_path, line_number, end_line, kind, template"
             " FROM records ORDER BY rowid"
         )
+
+    def class_rows(self) -> Iterator[tuple[str, str]]:
+        """Yield ``(name, ancestors JSON)`` of every exception class the sources define."""
+        yield from self._db.execute("SELECT name, ancestors FROM classes ORDER BY rowid")
 
     def search(self, query: SearchQuery) -> tuple[list[ErrorRecord], int]:
         """Return one page of records matching a query, best first, and the total count.
