@@ -1136,6 +1136,29 @@ def test_a_printed_warning_of_a_class_warned_at_one_site_offers_that_site(cli, t
     assert any("raised at 1 site(s) only" in note for note in best["evidence"])
 
 
+def test_the_first_line_of_a_multi_line_message_finds_its_template(cli, tmp_path):
+    # sklearn's check_array: users paste the first line of a message that goes on with the
+    # array and a hint on lines of their own.
+    body = (
+        "def check_array(array):\n"
+        "    raise ValueError(\n"
+        '        "Expected 2D array, got 1D array instead:\\narray={}.\\n"\n'
+        '        "Reshape your data either using array.reshape(-1, 1).".format(array)\n'
+        "    )\n"
+    )
+    mined(cli, tmp_path, {"sklearn/utils/validation.py": body})
+    best = explained(cli, "ValueError: Expected 2D array, got 1D array instead:")["matches"][0]
+    assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 2)
+    assert any("first line of the template's text" in note for note in best["evidence"])
+    # Stopping elsewhere than at a line's end is a paste cut short, which needs more text.
+    for cut in (
+        "ValueError: Expected 2D array, got 1D array",
+        "ValueError: Expected 2D array, got 1D array instead:\narr",
+    ):
+        answer = explained(cli, cut)
+        assert all(match["kind"] == "approximate" for match in answer["matches"]), cut
+
+
 def test_a_pasted_class_that_derives_from_the_records_class_is_that_class(cli, tmp_path):
     # SQLAlchemy raises ``DBAPIError.instance(…)``, a classmethod whose ``cls(…)`` is the
     # subclass named after the driver's error: the user sees ``OperationalError``.

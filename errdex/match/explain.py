@@ -729,9 +729,10 @@ class Explainer:
         if error.truncated:
             if self._verify_cut(number, message, candidates):
                 return
-        elif "\n" in message.strip() and self._verify_cut(
-            number, message, candidates, marked=False
-        ):
+        elif "\n" in message.strip():
+            if self._verify_cut(number, message, candidates, marked=False):
+                return
+        elif self._verify_first_line(number, message, candidates):
             return
         if lead and lead != message.strip():
             note = "the text before the traceback matches the template"
@@ -1009,6 +1010,40 @@ class Explainer:
             f"the message is cut short; the {most} literal characters it shows match"
             if marked
             else f"the message stops before the template's end (not all of it was pasted?);"
+            f" the {most} literal characters it shows match"
+        )
+        best = [(template, captures) for template, captures, shown in fits if shown == most]
+        for template, captures in best:
+            self._add_records(template, number, captures, note, candidates)
+        return len(best)
+
+    def _verify_first_line(
+        self, number: int, message: str, candidates: dict[int, _Candidate]
+    ) -> int:
+        """Add the records whose template's first line a one-line message is.
+
+        sklearn's ``Expected 2D array, got 1D array instead:`` goes on with ``array=[…]`` and
+        a hint, each on a line of its own, and users paste the first line. The message must
+        end where a line of the template ends, showing at least :data:`SPECIFIC` literal
+        characters (anywhere else, only :data:`UNMARKED_CUT` make a paste that stops early).
+
+        Returns:
+            How many templates were added.
+        """
+        # With a line break after it, the message ends in the template's text exactly where
+        # that text breaks its line: no capture stops inside a hole.
+        fits = [
+            (template, captures, shown - 1)
+            for template, captures, shown in self.index.verify_cut(
+                message.strip() + "\n", multiline=True
+            )
+            if not any(_cut_in_hole(value) for value in captures)
+        ]
+        most = max((shown for _, _, shown in fits), default=0)
+        if most < SPECIFIC:
+            return 0
+        note = (
+            f"the message is the first line of the template's text (the rest was not pasted?);"
             f" the {most} literal characters it shows match"
         )
         best = [(template, captures) for template, captures, shown in fits if shown == most]

@@ -325,7 +325,9 @@ class MatcherIndex:
                     found.append((number, captures, True))
         return found
 
-    def verify_cut(self, text: str) -> list[tuple[int, tuple[str, ...], int]]:
+    def verify_cut(
+        self, text: str, *, multiline: bool = False
+    ) -> list[tuple[int, tuple[str, ...], int]]:
         """Find the templates whose message a text cut short (``…``) can be the start of.
 
         Candidates come from the text's head (its end is gone, so no tail tells them apart)
@@ -333,6 +335,7 @@ class MatcherIndex:
 
         Args:
             text: The message without its cut mark.
+            multiline: Only the templates whose text has a line break.
 
         Returns:
             ``(template, captures, literal characters shown)`` for each template it fits.
@@ -347,6 +350,8 @@ class MatcherIndex:
                     pending.extend(group.values())
         found: list[tuple[int, tuple[str, ...], int]] = []
         for number in numbers[:MAX_CUT_CANDIDATES]:
+            if multiline and not self._multiline[number]:
+                continue
             matched = match_cut(self._literals[number], text)
             if matched is not None:
                 found.append((number, *matched))
