@@ -1146,10 +1146,25 @@ def test_the_first_line_of_a_multi_line_message_finds_its_template(cli, tmp_path
         '        "Reshape your data either using array.reshape(-1, 1).".format(array)\n'
         "    )\n"
     )
-    mined(cli, tmp_path, {"sklearn/utils/validation.py": body})
+    # httpx's begins with a hole: the key that finds it must be in its first line.
+    models = (
+        "class HTTPStatusError(Exception):\n"
+        "    pass\n"
+        "\n"
+        "def raise_for_status(response, error_type):\n"
+        "    message = (\n"
+        "        \"{error_type} '{0.status_code} {0.reason_phrase}' for url '{0.url}'\\n\"\n"
+        '        "For more information check: https://developer.mozilla.org/{0.status_code}"\n'
+        "    )\n"
+        "    raise HTTPStatusError(message.format(response, error_type=error_type))\n"
+    )
+    mined(cli, tmp_path, {"sklearn/utils/validation.py": body, "httpx/_models.py": models})
     best = explained(cli, "ValueError: Expected 2D array, got 1D array instead:")["matches"][0]
     assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 2)
     assert any("first line of the template's text" in note for note in best["evidence"])
+    pasted = "httpx.HTTPStatusError: Client error '404 Not Found' for url 'https://x.org/a'"
+    best = explained(cli, pasted)["matches"][0]
+    assert (best["kind"], best["record"]["filePath"]) == ("exact", "httpx/_models.py")
     # Stopping elsewhere than at a line's end is a paste cut short, which needs more text.
     for cut in (
         "ValueError: Expected 2D array, got 1D array",

@@ -3109,3 +3109,32 @@ def test_cls_in_a_classmethod_is_the_class():
         "wrapped: {orig}",
     )
     assert one(sites, 15).error_class == "cls"
+
+
+def test_a_name_a_try_body_sets_to_an_unknown_value_keeps_that_value_after_it():
+    # gunicorn: the signal's name, or ``code N`` when the number names no signal.
+    sites = mine(
+        {
+            "m.py": """\
+            import signal
+
+            def reap(log, wpid, sig):
+                try:
+                    sig_name = signal.Signals(sig).name
+                except ValueError:
+                    sig_name = "code {}".format(sig)
+                log.error("Worker (pid:{}) was sent {}!".format(wpid, sig_name))
+                try:
+                    reason = "known"
+                except ValueError:
+                    pass
+                raise RuntimeError(f"stopped: {reason}")
+            """
+        }
+    )
+    assert texts(sites, 8) == [
+        "Worker (pid:{wpid}) was sent code {sig}!",
+        "Worker (pid:{wpid}) was sent {sig_name}!",
+    ]
+    # A handler that falls through without it: the name is unbound there, not unknown.
+    assert texts(sites, 13) == ["stopped: known"]

@@ -2012,17 +2012,22 @@ class _ModuleExtractor:
         )
         scope = self._scope
         entry = dict(scope.variables)
+        scope.variables = _Variables(scope.variables)
         try:
             self._walk(statement.body)  # type: ignore[attr-defined]
         finally:
             self._trys.pop()
         before = scope.variables
+        # Names the body set, also to what no template says (gunicorn's ``sig_name =
+        # signal.Signals(sig).name``, with ``"code {}".format(sig)`` in the handler): after
+        # the statement, such a name may hold what the body left in it.
+        assigned = before.touched if isinstance(before, _Variables) else set()
         # The body may fail before or after any of its assignments: a handler starts with each
         # variable the body changed holding what it held before the body or after it.
         changed = {
             name for name in entry.keys() | before.keys() if entry.get(name) != before.get(name)
         }
-        start = before
+        start: dict[str, list[Built]] = before
         if changed:
             failed = _Variables(before)  # the body failed before its assignments
             for name in changed:
@@ -2037,7 +2042,7 @@ class _ModuleExtractor:
         for handler in statement.handlers:  # type: ignore[attr-defined]
             caught = scope.caught
             scope.variables = _Variables(start)
-            scope.variables.touched |= changed
+            scope.variables.touched |= changed | assigned
             if handler.name:
                 scope.caught = caught | {handler.name}
                 scope.bound.add(handler.name)
@@ -2053,6 +2058,7 @@ class _ModuleExtractor:
             if not _ends_path(handler.body):
                 outcomes.append(scope.variables)
         scope.variables = _Variables(before)
+        scope.variables.touched |= assigned
         self._walk(statement.orelse)  # type: ignore[attr-defined]
         outcomes.append(scope.variables)
         scope.variables = self._merge(before, outcomes)

@@ -47,7 +47,7 @@ KEY_LENGTH = 16
 _MAX_LINE = 2**31 - 1
 """Lines are kept as 32-bit numbers (``array("i")``); a higher one counts as this one."""
 
-FORMAT_VERSION = 8
+FORMAT_VERSION = 9
 
 IndexRow = tuple[int, str, str, int, int, str, str]
 """What the index reads per record: rowid, class, path, line, end line, kind, template JSON."""
@@ -733,6 +733,17 @@ def _members(group: list[int]) -> _Members:
     return group[0] if len(group) == 1 else tuple(group)
 
 
+def _first_line(literals: tuple[str, ...]) -> list[str]:
+    """The literal runs of a template's first line (those before its first line break)."""
+    found: list[str] = []
+    for literal in literals:
+        before, newline, _ = literal.partition("\n")
+        found.append(before)
+        if newline:
+            break
+    return found
+
+
 def _build_prefilter(index: MatcherIndex, engine: str) -> None:
     """Choose each template's key and head, and build the automata and the head table."""
     literals_of = index._literals
@@ -766,9 +777,14 @@ def _build_prefilter(index: MatcherIndex, engine: str) -> None:
             crowded_bucket_of.append(-1)
             continue
         index._generic.append(0)
+        head = template_head(literals[0])
+        if not head and index._multiline[number]:
+            # A template that begins with a hole is found in a paste of its first line alone
+            # (httpx's ``{error_type} '{code} {phrase}' for url '{url}'`` goes on with a
+            # line of advice) only by a key of that line (see ``Explainer._verify_first_line``).
+            keys = candidate_keys(_first_line(literals)) or keys
         # The least shared key keeps candidate lists short; longer wins a tie.
         key = min(keys, key=lambda k: (shared[k], -len(k)))
-        head = template_head(literals[0])
         automata = [ALL]
         if not head:
             automata.append(FREE)
