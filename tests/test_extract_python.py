@@ -3138,3 +3138,45 @@ def test_a_name_a_try_body_sets_to_an_unknown_value_keeps_that_value_after_it():
     ]
     # A handler that falls through without it: the name is unbound there, not unknown.
     assert texts(sites, 13) == ["stopped: known"]
+
+
+def test_a_private_class_no_site_raises_is_a_record_unless_public_classes_derive_from_it():
+    # numpy's C code raises ``_UFuncNoLoopError`` and its private subclass; jsonschema's
+    # ``_Error`` is the base of the public ``ValidationError``, whose text it is.
+    sites = mine(
+        {
+            "np/_exceptions.py": """\
+            class UFuncTypeError(TypeError):
+                pass
+
+            class _UFuncNoLoopError(UFuncTypeError):
+                def __init__(self, ufunc, dtypes):
+                    self.dtypes = tuple(dtypes)
+
+                def __str__(self):
+                    return "ufunc {!r} did not contain a loop".format(self.ufunc.__name__)
+
+            class _UFuncBinaryResolutionError(_UFuncNoLoopError):
+                def __str__(self):
+                    return "ufunc {!r} cannot use operands".format(self.ufunc.__name__)
+            """,
+            "js/exceptions.py": """\
+            class _Error(Exception):
+                def __init__(self, message):
+                    self.message = message
+
+                def __str__(self):
+                    return f"Failed validating: {self.message} in the schema"
+
+            class ValidationError(_Error):
+                pass
+            """,
+        }
+    )
+    objects = {(s.error_class, s.template.text) for s in sites if s.kind is SiteKind.OBJECT}
+    assert ("_UFuncNoLoopError", "ufunc {self.ufunc.__name__} did not contain a loop") in objects
+    assert (
+        "_UFuncBinaryResolutionError",
+        "ufunc {self.ufunc.__name__} cannot use operands",
+    ) in objects
+    assert not any(name == "_Error" for name, _ in objects)

@@ -5454,11 +5454,20 @@ class _Linker:
                 source = cls.get("source")
                 if (
                     name in raised
-                    or name.startswith("_")  # a private base (jsonschema's ``_Error``)
                     or not text
                     or text["how"] not in ("init", "str")
                     or not source
                     or not _EXCEPTION_ROOTS & set(self.ancestors(module, qualname))
+                    # a private base of public classes (jsonschema's ``_Error``); other
+                    # private classes are raised elsewhere (numpy's ``_ArrayMemoryError`` and
+                    # ``_UFuncNoLoopError``, from C)
+                    or (
+                        name.startswith("_")
+                        and any(
+                            not sub.rpartition(".")[2].startswith("_")
+                            for _, sub in self.subclasses(module, qualname)
+                        )
+                    )
                     # a base whose subclasses are raised: its text is in their records, unless
                     # a class bound at run time may be the base itself
                     or (
