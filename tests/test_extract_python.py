@@ -3180,3 +3180,38 @@ def test_a_private_class_no_site_raises_is_a_record_unless_public_classes_derive
         "ufunc {self.ufunc.__name__} cannot use operands",
     ) in objects
     assert not any(name == "_Error" for name, _ in objects)
+
+
+def test_the_hierarchy_holds_the_exception_classes_with_their_ancestors():
+    results = extract(
+        {
+            "pkg/base.py": """\
+            class Problem(Exception):
+                pass
+
+            class Model:
+                pass
+            """,
+            "pkg/errors.py": """\
+            from pkg.base import Problem, Model
+
+            class Oops(Problem):  # an exception by its base alone
+                pass
+
+            class Bert(Model):
+                pass
+
+            class Wrapped(requests.HTTPError):
+                pass
+            """,
+        }
+    )
+    found = {
+        name: (module, ancestors)
+        for name, module, ancestors in PythonExtractor().hierarchy(results)
+    }
+    assert found == {
+        "Problem": ("pkg.base", ["Exception", "BaseException"]),
+        "Oops": ("pkg.errors", ["Problem", "Exception", "BaseException"]),
+        "Wrapped": ("pkg.errors", ["requests.HTTPError"]),
+    }

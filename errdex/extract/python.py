@@ -5560,12 +5560,37 @@ class _Linker:
         name or an ancestor's reads as an exception's (``…Error``, a builtin exception).
         """
         found: list[tuple[str, str, list[str]]] = []
+        known: dict[tuple[str, str], bool] = {}
         for module, info in self.modules.items():
             for qualname in info.get("classes"):
-                name = qualname.rpartition(".")[2]
-                ancestors = self.ancestors(module, qualname)
-                if any(_looks_like_exception(n.rpartition(".")[2]) for n in (name, *ancestors)):
-                    found.append((name, module, ancestors))
+                if self._exceptional((module, qualname), known):
+                    name = qualname.rpartition(".")[2]
+                    found.append((name, module, self.ancestors(module, qualname)))
+        return found
+
+    def _exceptional(self, cls: tuple[str, str], known: dict[tuple[str, str], bool]) -> bool:
+        """Whether a class or one of its ancestors reads as an exception (see hierarchy).
+
+        Asked of every class of the source (transformers has 10,000, few of them
+        exceptions): each class is decided once, without building its ancestors' list.
+        """
+        found = known.get(cls)
+        if found is not None:
+            return found
+        known[cls] = False  # a cycle of bases decides nothing
+        owner, qualname = cls
+        found = _looks_like_exception(qualname.rpartition(".")[2])
+        cls_info = self.modules[owner].get("classes").get(qualname) or {}
+        for base in [] if found else cls_info.get("bases") or []:
+            parent = self.find_class(owner, base)
+            if (
+                self._exceptional(parent, known)
+                if parent is not None
+                else _looks_like_exception(base.rpartition(".")[2])
+            ):
+                found = True
+                break
+        known[cls] = found
         return found
 
     def _visit_bases(
