@@ -1136,6 +1136,30 @@ def test_a_printed_warning_of_a_class_warned_at_one_site_offers_that_site(cli, t
     assert any("raised at 1 site(s) only" in note for note in best["evidence"])
 
 
+def test_a_run_of_spaces_a_web_page_made_one_still_matches(cli, tmp_path):
+    # stripe's "…from the Stripe web interface.  See https://stripe.com/api…": an issue's
+    # page shows the two spaces as one, and that is what users copy.
+    body = (
+        "class AuthenticationError(Exception):\n"
+        "    pass\n"
+        "\n"
+        "def request(options):\n"
+        "    raise AuthenticationError(\n"
+        '        "No API key provided. You can generate API keys "\n'
+        '        "from the Stripe web interface.  See https://stripe.com/api for details."\n'
+        "    )\n"
+    )
+    mined(cli, tmp_path, {"stripe/_api_requestor.py": body})
+    # The raise's string literals, joined, every run of spaces one.
+    one_space = " ".join(body.split("(\n", 1)[1].split('"')[1::2]).replace("  ", " ")
+    best = explained(cli, f"stripe._error.AuthenticationError: {one_space}")["matches"][0]
+    assert (best["kind"], best["record"]["lineNumber"], best["evidence"][0]) == (
+        "exact",
+        5,
+        "the message matches the template apart from its whitespace",
+    )
+
+
 def test_the_first_line_of_a_multi_line_message_finds_its_template(cli, tmp_path):
     # sklearn's check_array: users paste the first line of a message that goes on with the
     # array and a hint on lines of their own.

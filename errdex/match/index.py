@@ -47,13 +47,14 @@ KEY_LENGTH = 16
 _MAX_LINE = 2**31 - 1
 """Lines are kept as 32-bit numbers (``array("i")``); a higher one counts as this one."""
 
-FORMAT_VERSION = 9
+FORMAT_VERSION = 10
 
 IndexRow = tuple[int, str, str, int, int, str, str]
 """What the index reads per record: rowid, class, path, line, end line, kind, template JSON."""
 
 
 _SPACES = re.compile(r"\s+")
+_SPACE_RUN = re.compile(r"[ \t]{2}|\t")
 _THREE_ALNUM = re.compile(r"[^\W_][\W_]*[^\W_][\W_]*[^\W_]")
 
 
@@ -187,6 +188,7 @@ INDEX_FIELDS = (
     "_literals",
     "_literal_lengths",
     "_multiline",
+    "_spaced",
     "_holes",
     "_generic",
     "_template_starts",
@@ -234,6 +236,8 @@ class MatcherIndex:
         self._literals: list[tuple[str, ...]] = []
         self._literal_lengths = array("i")
         self._multiline = bytearray()
+        self._spaced = bytearray()
+        """Per template: its literals hold a run of whitespace (``"interface.  See"``)."""
         self._holes: list[tuple[str, ...]] = []
         self._generic = bytearray()
         self._template_starts = array("i", [0])
@@ -301,7 +305,7 @@ class MatcherIndex:
             numbers: The templates (the prefilter's candidates).
             text: The message.
             loose: Also try every template with whitespace runs made single spaces (else only
-                those whose literals hold a line break).
+                those whose literals hold a line break or a run of spaces).
 
         Returns:
             ``(template, captures, loosely)`` for each template that produces the message;
@@ -309,6 +313,7 @@ class MatcherIndex:
         """
         found: list[tuple[int, tuple[str, ...], bool]] = []
         literals_of, lengths, multiline = self._literals, self._literal_lengths, self._multiline
+        spaced = self._spaced
         size = len(text)
         normalized = ""
         for number in numbers:
@@ -318,7 +323,8 @@ class MatcherIndex:
             captures = match_literals(literals_of[number], text) if fits else None
             if captures is not None:
                 found.append((number, captures, False))
-            elif loose or multiline[number]:
+            elif loose or multiline[number] or spaced[number]:
+                # A page that shows the message (an issue's comment) makes a run of spaces one.
                 normalized = normalized or normalize_space(text)
                 captures = self.template(number).match_loose(normalized, normalized=True)
                 if captures is not None:
@@ -661,6 +667,7 @@ def build_index(
             index._holes.append(hole_sets.setdefault(holes, holes))
             index._literal_lengths.append(sum(map(len, literals)))
             index._multiline.append(any("\n" in literal for literal in literals))
+            index._spaced.append(any(_SPACE_RUN.search(literal) for literal in literals))
         members[number].append(record)
         index._record_template.append(number)
         index._rowids.append(rowid)
