@@ -796,13 +796,15 @@ class Explainer:
             if index.defines(ancestor)
         ]
         variants: list[str] | None = None
-        for records in groups:
+        for position, records in enumerate(groups):
             if not records or len(records) > CLASS_SITES:
                 continue
             variants = variants or message_variants(error)
             for record in records:
                 if record not in candidates:
                     captures = self._verify(record, variants)  # a template of almost no text
+                    if captures is None and position:
+                        continue  # a base's other errors say nothing of this one
                     candidates[record] = _Candidate(
                         record, number, captures, class_sites=len(records)
                     )
