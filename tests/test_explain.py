@@ -1248,6 +1248,11 @@ def test_a_pasted_class_that_derives_from_the_records_class_is_that_class(cli, t
         in (best["evidence"])
     )
     assert list(best["captures"].values())[-1] == "no such table: users"
+    # A base's record whose template does not produce the message says nothing of it.
+    unrelated = explained(cli, "sqla.exc.OperationalError: database is locked")
+    assert not any(
+        "site(s) only" in note for match in unrelated["matches"] for note in match["evidence"]
+    )
     # A class no source defines, qualified with the record's package: made at run time
     # (botocore's errorfactory), so not a contradiction.
     made = (
