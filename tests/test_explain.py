@@ -1248,6 +1248,12 @@ def test_a_pasted_class_that_derives_from_the_records_class_is_that_class(cli, t
         in (best["evidence"])
     )
     assert list(best["captures"].values())[-1] == "no such table: users"
+    # Another package's class of that name derives from nothing of this one (django's
+    # ``OperationalError`` is not SQLAlchemy's).
+    elsewhere = explained(cli, wrapped.replace("sqla.exc.", "djang.db.utils."))
+    assert not any(
+        "derives from" in note for match in elsewhere["matches"] for note in match["evidence"]
+    )
     # A base's record whose template does not produce the message says nothing of it.
     unrelated = explained(cli, "sqla.exc.OperationalError: database is locked")
     assert not any(

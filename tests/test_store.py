@@ -236,9 +236,7 @@ def test_a_sources_classes_are_replaced_with_its_records(tmp_path):
                 dataset_version=utc_now(),
                 classes=classes,
             )
-            assert [(n, json.loads(a)) for n, a in store.class_rows()] == [
-                (name, ancestors) for name, _, ancestors in classes
-            ]
+            assert [(n, m, json.loads(a)) for n, m, a in store.class_rows()] == classes
 
 
 def test_stores_of_an_older_version_are_migrated(tmp_path):

@@ -541,6 +541,11 @@ def _asynchronous(path: str) -> bool:
     return _ASYNC_PATH.search(path) is not None
 
 
+def _package_of(qualified: str | None) -> str:
+    """The top-level package a pasted class names (``django`` of ``django.db.utils.X``)."""
+    return qualified.partition(".")[0] if qualified and "." in qualified else ""
+
+
 def _in_package(path: str, package: str) -> bool:
     return any(v.startswith(package + "/") or v == package + ".py" for v in path_variants(path))
 
@@ -788,12 +793,17 @@ class Explainer:
             return  # a log level, or a class Python and every library raise
         index = self.index
         name = str(error.error_class)
+        package = _package_of(error.qualified_class)
         # A class of the source it derives from counts as well: SQLAlchemy raises
         # ``DBAPIError.instance(…)``, which makes the ``OperationalError`` a user sees.
         groups = [index.records_of_class(name)] + [
-            index.records_of_class(ancestor)
-            for ancestor in sorted(index.ancestors(name))
-            if index.defines(ancestor)
+            [
+                record
+                for record in index.records_of_class(ancestor)
+                if not package or _in_package(index.path(record), package)
+            ]
+            for ancestor in sorted(index.ancestors(name, package))
+            if index.defines(ancestor, package)
         ]
         variants: list[str] | None = None
         for position, records in enumerate(groups):
@@ -965,14 +975,14 @@ class Explainer:
                 f"the record is {have}; the input's {wanted} is raised with the message of"
                 f" another error (raise {wanted}(str(e)))"
             )
-        if have in index.ancestors(wanted) and index.defines(have):
+        package = _package_of(qualified)
+        if have in index.ancestors(wanted, package) and index.defines(have, package):
             return "same", f"the input's {wanted} derives from {have}, a class of the source"
         if (
-            qualified
-            and "." in qualified
+            package
             and index.knows_classes()
-            and not index.defines(wanted)
-            and _in_package(index.path(record), qualified.split(".", 1)[0])
+            and not index.defines(wanted, package)
+            and _in_package(index.path(record), package)
         ):
             # botocore's ``botocore.errorfactory.ResourceNotFoundException``, a subclass of
             # ``ClientError`` made from the service's model when the client is created.

@@ -47,7 +47,7 @@ KEY_LENGTH = 16
 _MAX_LINE = 2**31 - 1
 """Lines are kept as 32-bit numbers (``array("i")``); a higher one counts as this one."""
 
-FORMAT_VERSION = 10
+FORMAT_VERSION = 11
 
 IndexRow = tuple[int, str, str, int, int, str, str]
 """What the index reads per record: rowid, class, path, line, end line, kind, template JSON."""
@@ -536,13 +536,24 @@ class MatcherIndex:
         """Whether the store told the sources' exception classes (stores before version 5 not)."""
         return bool(self._ancestors)
 
-    def defines(self, name: str) -> bool:
-        """Whether a mined source defines an exception class of this name."""
-        return name in self._ancestors
+    def defines(self, name: str, package: str = "") -> bool:
+        """Whether a mined source defines an exception class of this name.
 
-    def ancestors(self, name: str) -> frozenset[str]:
-        """The ancestors' names of the exception classes of this name the sources define."""
-        return self._ancestors.get(name, frozenset())
+        Args:
+            name: The class's name.
+            package: Only in this top-level package (``django``), when given.
+        """
+        return f"{package}:{name}" in self._ancestors
+
+    def ancestors(self, name: str, package: str = "") -> frozenset[str]:
+        """The ancestors' names of the exception classes of this name the sources define.
+
+        Args:
+            name: The class's name.
+            package: Only of the classes in this top-level package, when given: django's
+                ``OperationalError`` is not SQLAlchemy's, which derives from ``DBAPIError``.
+        """
+        return self._ancestors.get(f"{package}:{name}", frozenset())
 
     def records_of_class(self, name: str) -> list[int]:
         """Return the records that raise a class (by its name), worked out on first use."""
@@ -613,7 +624,7 @@ def build_index(
     *,
     version: str,
     engine: str = "aho-corasick",
-    classes: Iterable[tuple[str, str]] = (),
+    classes: Iterable[tuple[str, str, str]] = (),
 ) -> MatcherIndex:
     """Build an index from a store's index rows.
 
@@ -624,18 +635,19 @@ def build_index(
             row id order.
         version: The store's version token.
         engine: The prefilter engine (``aho-corasick`` or ``hyperscan``).
-        classes: ``(name, ancestors JSON)`` of the exception classes the sources define
-            (:meth:`RecordStore.class_rows`); a name several define has all their ancestors.
+        classes: ``(name, module, ancestors JSON)`` of the exception classes the sources define
+            (:meth:`RecordStore.class_rows`); a name several define has all their ancestors,
+            under the name alone and under each top-level package's.
 
     Returns:
         The index.
     """
     index = MatcherIndex(version)
     ancestors: dict[str, set[str]] = {}
-    for name, found in classes:
-        ancestors.setdefault(name, set()).update(
-            str(a).rpartition(".")[2] for a in json.loads(found)
-        )
+    for name, module, found in classes:
+        bases = {str(a).rpartition(".")[2] for a in json.loads(found)}
+        ancestors.setdefault(f":{name}", set()).update(bases)
+        ancestors.setdefault(f"{module.partition('.')[0]}:{name}", set()).update(bases)
     index._ancestors = {name: frozenset(found) for name, found in ancestors.items()}
     template_ids: dict[str, int] = {}
     members: list[list[int]] = []

@@ -130,8 +130,8 @@ class RecordStore(Protocol):
         """Yield ``(rowid, class, path, line, end line, kind, template JSON)`` per record."""
         ...
 
-    def class_rows(self) -> Iterator[tuple[str, str]]:
-        """Yield ``(name, ancestors JSON)`` of every exception class the sources define."""
+    def class_rows(self) -> Iterator[tuple[str, str, str]]:
+        """Yield ``(name, module, ancestors JSON)`` of every exception class of the sources."""
         ...
 
     def get(self, record_id: str) -> list[RecordEnvelope]:

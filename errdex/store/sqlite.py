@@ -862,9 +862,9 @@ class SQLiteStore:
             " FROM records ORDER BY rowid"
         )
 
-    def class_rows(self) -> Iterator[tuple[str, str]]:
-        """Yield ``(name, ancestors JSON)`` of every exception class the sources define."""
-        yield from self._db.execute("SELECT name, ancestors FROM classes ORDER BY rowid")
+    def class_rows(self) -> Iterator[tuple[str, str, str]]:
+        """Yield ``(name, module, ancestors JSON)`` of every exception class of the sources."""
+        yield from self._db.execute("SELECT name, module, ancestors FROM classes ORDER BY rowid")
 
     def search(self, query: SearchQuery) -> tuple[list[ErrorRecord], int]:
         """Return one page of records matching a query, best first, and the total count.
