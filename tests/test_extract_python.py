@@ -3215,3 +3215,32 @@ def test_the_hierarchy_holds_the_exception_classes_with_their_ancestors():
         "Oops": ("pkg.errors", ["Problem", "Exception", "BaseException"]),
         "Wrapped": ("pkg.errors", ["requests.HTTPError"]),
     }
+
+
+def test_raising_a_module_level_exception_instance_raises_its_class_and_text():
+    # twisted's mailmail: ``_unsupportedOption = SystemExit("Unsupported option.")`` at the
+    # module's top, then ``raise _unsupportedOption`` in its functions.
+    sites = mine(
+        {
+            "m.py": """\
+            _unsupportedOption = SystemExit("Unsupported option.")
+            _sentinel = object()
+
+            def parse(argv):
+                if "-x" in argv:
+                    raise _unsupportedOption
+                raise _sentinel
+
+            def shadowed(_unsupportedOption):
+                raise _unsupportedOption
+            """
+        }
+    )
+    raised = one(sites, 6)
+    assert (raised.error_class, raised.template.text, raised.message_line) == (
+        "SystemExit",
+        "Unsupported option.",
+        1,
+    )
+    assert one(sites, 7).error_class == "_sentinel"
+    assert one(sites, 10).error_class == "_unsupportedOption"

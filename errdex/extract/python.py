@@ -2580,6 +2580,16 @@ class _ModuleExtractor:
                     raised.end_lineno = node.end_lineno
                     self._raise(raised)
                 return
+        if type(exc) is ast.Name and exc.id not in scope.bound and exc.id not in scope.assigned:
+            made = self._values.get(exc.id)
+            held = _class_name(made.func) if type(made) is ast.Call else None
+            if held is not None and _is_class_like(held) and _looks_like_exception(held):
+                # twisted's ``_unsupportedOption = SystemExit("Unsupported option.")`` at the
+                # module's top, then ``raise _unsupportedOption``: as ``raise SystemExit(…)``.
+                raised = ast.copy_location(ast.Raise(exc=made, cause=node.cause), node)
+                raised.end_lineno = node.end_lineno
+                self._raise(raised)
+                return
         if not isinstance(exc, ast.Call):
             name = _class_name(exc)
             if name is not None and _is_class_like(name):
