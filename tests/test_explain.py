@@ -1238,7 +1238,8 @@ def test_a_pasted_class_that_derives_from_the_records_class_is_that_class(cli, t
         "def call(code, operation):\n"
         "    raise exc.ClientError(code, operation)\n"
     )
-    mined(cli, tmp_path, {"sqla/exc.py": exc, "sqla/engine.py": base})
+    djang = "def f():\n    raise ValueError('x')\n"
+    mined(cli, tmp_path, {"sqla/exc.py": exc, "sqla/engine.py": base, "djang/utils.py": djang})
     wrapped = "sqla.exc.OperationalError: (sqlite3.OperationalError) no such table: users"
     best = explained(cli, wrapped)["matches"][0]
     assert (best["record"]["filePath"], best["record"]["lineNumber"]) == ("sqla/engine.py", 4)
@@ -1253,6 +1254,13 @@ def test_a_pasted_class_that_derives_from_the_records_class_is_that_class(cli, t
     elsewhere = explained(cli, wrapped.replace("sqla.exc.", "djang.db.utils."))
     assert not any(
         "derives from" in note for match in elsewhere["matches"] for note in match["evidence"]
+    )
+    # Nor is a mined package's class raised at the sites of another's of its name.
+    clash = explained(cli, "djang.utils.ClientError: something else entirely")
+    assert not any(m["record"]["errorClass"] == "ClientError" for m in clash["matches"])
+    assert (
+        explained(cli, "ClientError: something else entirely")["matches"][0]["record"]["errorClass"]
+        == "ClientError"
     )
     # A base's record whose template does not produce the message says nothing of it.
     unrelated = explained(cli, "sqla.exc.OperationalError: database is locked")

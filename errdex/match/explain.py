@@ -796,7 +796,16 @@ class Explainer:
         package = _package_of(error.qualified_class)
         # A class of the source it derives from counts as well: SQLAlchemy raises
         # ``DBAPIError.instance(…)``, which makes the ``OperationalError`` a user sees.
-        groups = [index.records_of_class(name)] + [
+        # A class qualified with a mined package is that package's: django's
+        # ``OperationalError`` is not raised at SQLAlchemy's sites of one of that name.
+        own = bool(package) and index.has_package(package)
+        groups = [
+            [
+                record
+                for record in index.records_of_class(name)
+                if not own or _in_package(index.path(record), package)
+            ]
+        ] + [
             [
                 record
                 for record in index.records_of_class(ancestor)

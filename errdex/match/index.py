@@ -215,6 +215,7 @@ INDEX_FIELDS = (
     "_head_lengths",
     "_tails",
     "_ancestors",
+    "_packages",
 )
 """A :class:`MatcherIndex`'s attributes, as it is pickled (a test checks they are all)."""
 
@@ -264,6 +265,8 @@ class MatcherIndex:
         self._head_lengths: dict[str, tuple[int, ...]] = {}
         self._tails: list[str] = []
         self._ancestors: dict[str, frozenset[str]] = {}
+        self._packages: dict[str, bool] = {}
+        """:meth:`has_package`'s answers, worked out on first use."""
 
     def __reduce__(self) -> tuple[object, tuple[dict[str, object]]]:
         # Explicit state, not ``__dict__``: compiled with mypyc (see errdex/_native.py) the
@@ -531,6 +534,17 @@ class MatcherIndex:
                 if template in lone
             )
         return found
+
+    def has_package(self, package: str) -> bool:
+        """Whether some record's file is in this top-level package (worked out once each)."""
+        known = self._packages
+        if package not in known:
+            known[package] = any(
+                variant.startswith(package + "/") or variant == package + ".py"
+                for path in self._path_names
+                for variant in path_variants(path)
+            )
+        return known[package]
 
     def knows_classes(self) -> bool:
         """Whether the store told the sources' exception classes (stores before version 5 not)."""
