@@ -26,9 +26,9 @@ from errdex.match.index import (
     SPECIFIC,
     MatcherIndex,
     build_index,
+    in_package,
     index_path,
     load_index,
-    path_variants,
     save_index,
 )
 from errdex.match.interpreter import InterpreterMessage, interpreter_message
@@ -546,10 +546,6 @@ def _package_of(qualified: str | None) -> str:
     return qualified.partition(".")[0] if qualified and "." in qualified else ""
 
 
-def _in_package(path: str, package: str) -> bool:
-    return any(v.startswith(package + "/") or v == package + ".py" for v in path_variants(path))
-
-
 class Explainer:
     """Answers pasted errors from a store, through its matcher index.
 
@@ -799,20 +795,18 @@ class Explainer:
         # A class qualified with a mined package is that package's: django's
         # ``OperationalError`` is not raised at SQLAlchemy's sites of one of that name.
         own = bool(package) and index.has_package(package)
+        classes = [(name, own)] + [
+            (ancestor, bool(package))
+            for ancestor in sorted(index.ancestors(name, package))
+            if index.defines(ancestor, package)
+        ]
         groups = [
             [
                 record
-                for record in index.records_of_class(name)
-                if not own or _in_package(index.path(record), package)
+                for record in index.records_of_class(cls)
+                if not scoped or in_package(index.path(record), package)
             ]
-        ] + [
-            [
-                record
-                for record in index.records_of_class(ancestor)
-                if not package or _in_package(index.path(record), package)
-            ]
-            for ancestor in sorted(index.ancestors(name, package))
-            if index.defines(ancestor, package)
+            for cls, scoped in classes
         ]
         variants: list[str] | None = None
         for position, records in enumerate(groups):
@@ -991,7 +985,7 @@ class Explainer:
             package
             and index.knows_classes()
             and not index.defines(wanted, package)
-            and _in_package(index.path(record), package)
+            and in_package(index.path(record), package)
         ):
             # botocore's ``botocore.errorfactory.ResourceNotFoundException``, a subclass of
             # ``ClientError`` made from the service's model when the client is created.
@@ -1142,8 +1136,8 @@ class Explainer:
         template_number = index.template_of(record)
         have = index.error_class(record)
         qualified = error.qualified_class
-        package = qualified.split(".", 1)[0] if qualified and "." in qualified else ""
-        in_package = bool(package) and _in_package(index.path(record), package)
+        package = _package_of(qualified)
+        packaged = bool(package) and in_package(index.path(record), package)
         key = None
         if not (
             candidate.frame_gain
@@ -1158,7 +1152,7 @@ class Explainer:
                 template_number,
                 candidate.captures is not None,
                 have,
-                in_package,
+                packaged,
             )
             same = plain.get(key)
             if same is not None:
@@ -1205,7 +1199,7 @@ class Explainer:
             # helper's `{message}`, and the caller's specific template must still come first.
             score -= 25.0
             evidence.append("the template has almost no literal text")
-        if in_package:
+        if packaged:
             score += 8.0
             evidence.append(f"the class is qualified with the record's package ({package})")
         candidate.score = score

@@ -147,6 +147,11 @@ def path_variants(path: str) -> list[str]:
             return variants
 
 
+def in_package(path: str, package: str) -> bool:
+    """Whether a record path is in a top-level package (``django/…`` or ``django.py``)."""
+    return any(v.startswith(package + "/") or v == package + ".py" for v in path_variants(path))
+
+
 def candidate_keys(literals: Iterable[str]) -> list[str]:
     """List the prefilter keys a template could use (windows of its literal runs).
 
@@ -539,11 +544,7 @@ class MatcherIndex:
         """Whether some record's file is in this top-level package (worked out once each)."""
         known = self._packages
         if package not in known:
-            known[package] = any(
-                variant.startswith(package + "/") or variant == package + ".py"
-                for path in self._path_names
-                for variant in path_variants(path)
-            )
+            known[package] = any(in_package(path, package) for path in self._path_names)
         return known[package]
 
     def knows_classes(self) -> bool:
