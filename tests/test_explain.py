@@ -1487,3 +1487,103 @@ def test_a_key_error_is_said_to_be_a_lookup_unless_a_site_raises_its_message(cli
         "exact",
         2,
     )
+
+
+def test_of_equal_evidence_the_closer_template_and_class_come_first(cli, tmp_path):
+    # pydantic prints every ``PydanticUserError`` with a long link after it, and also raises
+    # one with whatever text a mock holds: the site that spells the message out comes first.
+    exc = (
+        "class UserError(Exception):\n"
+        "    def __init__(self, message, *, code):\n"
+        "        self.message = message\n"
+        "        self.code = code\n"
+        "\n"
+        "    def __str__(self):\n"
+        '        return f"{self.message}\\n\\nFor further information visit'
+        ' https://errors.example.dev/2.9/u/{self.code}"\n'
+        "\n"
+        "class InvalidJSONError(Exception):\n"
+        "    pass\n"
+        "\n"
+        "class JSONDecodeError(InvalidJSONError, ValueError):\n"
+        "    pass\n"
+        "\n"
+        "class TemplateNotFound(Exception):\n"
+        "    pass\n"
+    )
+    mock = (
+        "from pkg.errors import UserError\n"
+        "\n"
+        "class Mock:\n"
+        "    def __getattr__(self, item):\n"
+        "        raise UserError(self._error_message, code=self._code)\n"
+    )
+    model = (
+        "from pkg.errors import UserError\n"
+        "\n"
+        "def inspect(name):\n"
+        "    raise UserError(\n"
+        '        f"A non-annotated attribute was detected: `{name}`. All model fields require'
+        ' a type annotation.",\n'
+        '        code="model-field-missing-annotation",\n'
+        "    )\n"
+    )
+    # requests raises the base class and, further down, its subclass, each with the text of
+    # the error it caught.
+    models = (
+        "from pkg.errors import InvalidJSONError, JSONDecodeError\n"
+        "\n"
+        "def body(data):\n"
+        "    try:\n"
+        "        return encode(data)\n"
+        "    except ValueError as ve:\n"
+        "        raise InvalidJSONError(ve)\n"
+        "\n"
+        "def json(text):\n"
+        "    try:\n"
+        "        return decode(text)\n"
+        "    except ValueError as e:\n"
+        "        raise JSONDecodeError(e.msg)\n"
+    )
+    # jinja2 raises ``TemplateNotFound(name)`` at a dozen places: no place is known, but its
+    # sites are where to look, not a record that only shares the name's words.
+    loaders = "from pkg.errors import TemplateNotFound\n\n" + "".join(
+        f"def load_{number}(template):\n    raise TemplateNotFound(template)\n\n"
+        for number in range(12)
+    )
+    html = "def check(name):\n    raise ValueError(f'{name}: index.html is not a valid page')\n"
+    mined(
+        cli,
+        tmp_path,
+        {
+            "pkg/errors.py": exc,
+            "pkg/_mock.py": mock,
+            "pkg/_model.py": model,
+            "pkg/models.py": models,
+            "pkg/loaders.py": loaders,
+            "pkg/html.py": html,
+        },
+    )
+    pasted = (
+        "pkg.errors.UserError: A non-annotated attribute was detected: `x`. All model fields"
+        " require a type annotation.\n\nFor further information visit"
+        " https://errors.example.dev/2.9/u/model-field-missing-annotation"
+    )
+    answer = explained(cli, pasted)
+    assert [m["kind"] for m in answer["matches"][:2]] == ["exact", "exact"]
+    assert answer["matches"][0]["record"]["filePath"] == "pkg/_model.py"
+    assert not answer["ambiguous"]
+
+    decoded = explained(cli, "pkg.errors.JSONDecodeError: Expecting value: line 1 column 1")
+    best, second = decoded["matches"][:2]
+    assert (best["record"]["errorClass"], best["record"]["lineNumber"]) == ("JSONDecodeError", 13)
+    assert second["record"]["errorClass"] == "InvalidJSONError"
+    assert best["score"] > second["score"]
+
+    found = explained(cli, "pkg.errors.TemplateNotFound: index.html")
+    assert {m["record"]["errorClass"] for m in found["matches"]} == {"TemplateNotFound"}
+    assert {m["kind"] for m in found["matches"]} == {"approximate"}
+    assert all(m["record"]["filePath"] == "pkg/loaders.py" for m in found["matches"])
+    assert any("raised at 12 sites" in note for note in found["matches"][0]["evidence"])
+    # A bare message of no class still gets the records that share its words.
+    assert explained(cli, "index.html")["matches"][0]["record"]["filePath"] == "pkg/html.py"

@@ -1155,6 +1155,26 @@ def test_an_init_that_sets_args_makes_the_text_as_super_init_does():
     assert texts(sites, 28) == ["{uncompleted}"]
 
 
+def test_attributes_an_init_sets_together_make_the_text_of_str():
+    # ``self.message, self.code = message, code``, then ``__str__`` builds on both.
+    sites = mine(
+        {
+            "m.py": """\
+            class UserError(Exception):
+                def __init__(self, message, code):
+                    self.message, self.code = message, code
+
+                def __str__(self):
+                    return f"{self.message} (code {self.code})"
+
+            def f(name):
+                raise UserError(f"bad name {name}", "E7")
+            """
+        }
+    )
+    assert texts(sites, 9) == ["bad name {name} (code E7)"]
+
+
 def test_a_subclass_inherits_the_text_of_its_base_across_files():
     sites = mine(
         {

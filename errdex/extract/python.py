@@ -2349,6 +2349,23 @@ class _ModuleExtractor:
                     self._instance_attribute(scope.cls, target.attr, value, statement.lineno)
             elif isinstance(target, (ast.Tuple, ast.List)):
                 self._unbuilt(target)
+                if (
+                    scope.method == "__init__"
+                    and scope.cls is not None
+                    and isinstance(value, (ast.Tuple, ast.List))
+                    and len(value.elts) == len(target.elts)
+                ):
+                    # ``self.message, self.code = message, code``: each as if on its own.
+                    for element, item in zip(target.elts, value.elts, strict=True):
+                        if (
+                            isinstance(element, ast.Attribute)
+                            and isinstance(element.value, ast.Name)
+                            and element.value.id == "self"
+                            and not isinstance(item, ast.Starred)
+                        ):
+                            self._instance_attribute(
+                                scope.cls, element.attr, item, statement.lineno
+                            )
                 for element in target.elts:
                     if isinstance(element, ast.Name):
                         scope.bound.add(element.id)

@@ -390,11 +390,23 @@ def _offer(
     return offered
 
 
+SAME_CLASS_GAIN = 15.0
+"""What a record gains when the pasted class is its class."""
+
+BASE_CLASS_GAIN = 10.0
+"""What it gains when the pasted class derives from its class: less than the class itself."""
+
 CLASS_SITES = 8
 """Without a template that matches, the records of a class raised at most this often come in."""
 
 CLASS_GAIN = 20.0
 """What such a record gains: more than a loose match of a class the paste contradicts."""
+
+CROWDED_CLASS_GAIN = 10.0
+"""What a record of a class raised at more places gains, when its template prints the message."""
+
+MAX_CLASS_RECORDS = 50
+"""At most this many records of a class raised at many places come in that way."""
 
 INTERPRETER_PENALTY = 20.0
 """What a record loses when Python itself raises the pasted message and no frame is at it."""
@@ -621,11 +633,15 @@ class Explainer:
         interpreter = _interpreter_message(errors[primary]) if errors else None
         if interpreter is not None and not interpreter.general:
             _not_the_interpreter(candidates, primary, interpreter)
-        rowids = self.index.rowids
-        ranked = sorted(candidates.values(), key=lambda c: (-c.score, rowids[c.record]))
+        rowids, spelled = self.index.rowids, self._spelled
+        # Of equal scores, the template that spells out more of the message first: pydantic's
+        # own text of an error before the wrapper that prints any message of its class.
+        ranked = sorted(
+            candidates.values(), key=lambda c: (-c.score, -spelled(c), rowids[c.record])
+        )
         if len(ranked) > 1 and ranked[0].score == ranked[1].score:
             path = self.index.path  # a tie: the synchronous copy of a site first
-            ranked.sort(key=lambda c: (-c.score, _asynchronous(path(c.record))))
+            ranked.sort(key=lambda c: (-c.score, -spelled(c), _asynchronous(path(c.record))))
         exact = [c for c in ranked if c.exact]
         ambiguous = self._mark_ambiguity(exact)
         chosen = (exact or ranked)[:top]
@@ -776,10 +792,11 @@ class Explainer:
     def _of_the_class(
         self, number: int, error: ParsedError, candidates: dict[int, _Candidate]
     ) -> None:
-        """Add the records of a class few sites raise, when no template matches the message.
+        """Add the records of the pasted class, when no template matches the message.
 
         ``NonHttpUrlClientError: ftp://…``: aiohttp raises that class at one place, and its
-        template (the URL) is all hole; a class raised at many places says little.
+        template (the URL) is all hole. Of a class raised at many places, only the records
+        whose template can print the message (all hole, too) come in, and gain less.
         """
         if (
             not error.error_class
@@ -810,17 +827,24 @@ class Explainer:
         ]
         variants: list[str] | None = None
         for position, records in enumerate(groups):
-            if not records or len(records) > CLASS_SITES:
-                continue
+            crowded = len(records) > CLASS_SITES
+            if not records or (crowded and position):
+                continue  # a base class raised all over says nothing of this one
             variants = variants or message_variants(error)
+            offered = 0
             for record in records:
-                if record not in candidates:
-                    captures = self._verify(record, variants)  # a template of almost no text
-                    if captures is None and position:
-                        continue  # a base's other errors say nothing of this one
-                    candidates[record] = _Candidate(
-                        record, number, captures, class_sites=len(records)
-                    )
+                if record in candidates:
+                    continue
+                captures = self._verify(record, variants)  # a template of almost no text
+                if captures is None and (position or crowded):
+                    # A base's other errors say nothing of this one; of a class raised at
+                    # many places (jinja2's ``TemplateNotFound: index.html``), only the sites
+                    # whose template can print the message (the name passed through) count.
+                    continue
+                candidates[record] = _Candidate(record, number, captures, class_sites=len(records))
+                offered += 1
+                if offered >= MAX_CLASS_RECORDS:
+                    break
 
     def _search_lines(
         self, number: int, lines: list[str], candidates: dict[int, _Candidate], what: str
@@ -950,7 +974,11 @@ class Explainer:
     def _class_verdict(
         self, wanted: str, record: int, qualified: str | None = None
     ) -> tuple[str, str]:
-        """How a pasted class bears on a record: ``same``, ``other`` or ``contradicts``.
+        """How a pasted class bears on a record: ``same``, ``base``, ``other`` or ``contradicts``.
+
+        ``base``: the record raises a class the pasted one derives from (a factory's
+        ``cls(…)``, or a base class that a subclass of the same text inherits); the record
+        may be the site, but a record of the pasted class itself is the better evidence.
 
         Args:
             wanted: The pasted class, without its module.
@@ -980,7 +1008,7 @@ class Explainer:
             )
         package = _package_of(qualified)
         if have in index.ancestors(wanted, package) and index.defines(have, package):
-            return "same", f"the input's {wanted} derives from {have}, a class of the source"
+            return "base", f"the input's {wanted} derives from {have}, a class of the source"
         if (
             package
             and index.knows_classes()
@@ -1172,7 +1200,13 @@ class Explainer:
                 score += candidate.line_bonus - 12.0
         else:
             evidence.append("the message does not match this record's template")
-        if candidate.class_sites:
+        if candidate.class_sites > CLASS_SITES:
+            score += CROWDED_CLASS_GAIN
+            evidence.append(
+                f"the pasted class is raised at {candidate.class_sites} sites; the template"
+                " of this one can print the message"
+            )
+        elif candidate.class_sites:
             score += CLASS_GAIN
             evidence.append(
                 f"the pasted class (or a class of the source it derives from) is raised at"
@@ -1188,7 +1222,9 @@ class Explainer:
             verdict, said = self._class_verdict(wanted, record, qualified)
             evidence.append(said)
             if verdict == "same":
-                score += 15.0
+                score += SAME_CLASS_GAIN
+            elif verdict == "base":
+                score += BASE_CLASS_GAIN
             elif verdict == "contradicts":
                 contradiction = True
                 score -= 25.0
@@ -1212,6 +1248,12 @@ class Explainer:
         )
         if key is not None:
             plain[key] = candidate
+
+    def _spelled(self, candidate: _Candidate) -> int:
+        """How many characters of the message the candidate's template spells out (0 if none)."""
+        if candidate.captures is None:
+            return 0
+        return self.index.literal_length(self.index.template_of(candidate.record))
 
     def _mark_ambiguity(self, exact: list[_Candidate]) -> bool:
         """Note when the best exact matches are identical templates nothing tells apart."""
