@@ -1587,3 +1587,38 @@ def test_of_equal_evidence_the_closer_template_and_class_come_first(cli, tmp_pat
     assert any("raised at 12 sites" in note for note in found["matches"][0]["evidence"])
     # A bare message of no class still gets the records that share its words.
     assert explained(cli, "index.html")["matches"][0]["record"]["filePath"] == "pkg/html.py"
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        "\nError: Missing argument 'NAME'.\n",
+        # typer prints click's errors in a box
+        "╭─ Error ───────────────────────╮\n"
+        "│ Missing argument 'NAME'.      │\n"
+        "╰───────────────────────────────╯\n",
+    ],
+)
+def test_a_usage_error_printed_by_click_is_clicks(cli, tmp_path, error):
+    # SQLAlchemy's ``Missing argument {argument}`` prints click's text too; click's usage
+    # lines above the error say whose it is.
+    mined(
+        cli,
+        tmp_path,
+        {
+            "alchemy/orm.py": (
+                "def check(argument):\n    raise ArgumentError(f'Missing argument {argument}.')\n"
+            ),
+            "click/core.py": (
+                "def parse(hint):\n    raise MissingParameter(f'Missing argument {hint}.')\n"
+            ),
+        },
+    )
+    usage = "Usage: main.py [OPTIONS] NAME\nTry 'main.py --help' for help.\n"
+    best = explained(cli, usage + error)["matches"][0]
+    assert (best["kind"], best["record"]["filePath"]) == ("exact", "click/core.py")
+    assert "the paste is how click prints an error" in best["evidence"]
+    # Without the usage lines, nothing tells the two apart.
+    bare = explained(cli, error)["matches"]
+    assert {m["record"]["filePath"] for m in bare[:2]} == {"alchemy/orm.py", "click/core.py"}
+    assert bare[0]["score"] == bare[1]["score"]

@@ -553,6 +553,22 @@ def _asynchronous(path: str) -> bool:
     return _ASYNC_PATH.search(path) is not None
 
 
+_CLICK_TRY = re.compile(r"""^Try (['"])\S.* --help\1 for help\.[ \t]*$""", re.M)
+"""The line click prints under the usage of a command a usage error stopped."""
+
+
+def _printed_by(paste: str) -> str:
+    """The package whose way of printing errors the paste shows without their class, if any.
+
+    click (and typer, which raises click's errors) prints a usage error as ``Usage: …``,
+    ``Try 'cli --help' for help.``, then ``Error: …``: its ``Missing argument 'NAME'.`` is
+    click's, not SQLAlchemy's ``Missing argument {argument}``.
+    """
+    if "Usage: " in paste and " --help" in paste and _CLICK_TRY.search(paste):
+        return "click"
+    return ""
+
+
 def _package_of(qualified: str | None) -> str:
     """The top-level package a pasted class names (``django`` of ``django.db.utils.X``)."""
     return qualified.partition(".")[0] if qualified and "." in qualified else ""
@@ -625,8 +641,9 @@ class Explainer:
         for number in range(primary - 1, -1, -1):
             self._collect(number, parsed.errors[number], candidates, "", "")
         plain: dict[tuple[int, int, bool, str, bool], _Candidate] = {}
+        printer = _printed_by(text)
         for candidate in candidates.values():
-            self._score(candidate, parsed.errors[candidate.error], plain)
+            self._score(candidate, parsed.errors[candidate.error], plain, printer)
         errors = parsed.errors
         if errors and (len(errors) > 1 or errors[0].frames):
             self._off_the_traceback(parsed, candidates)
@@ -1152,8 +1169,12 @@ class Explainer:
         candidate: _Candidate,
         error: ParsedError,
         plain: dict[tuple[int, int, bool, str, bool], _Candidate],
+        printer: str = "",
     ) -> None:
         """Score a candidate from its evidence; exact needs the message and no contradiction.
+
+        ``printer`` is the package whose way of printing errors the paste shows (see
+        :func:`_printed_by`): its records gain as those of a class qualified with it do.
 
         Candidates with nothing of their own (no frame, logger or line evidence) score alike
         when they share the template, the class and the package test — the hundreds of sites
@@ -1165,6 +1186,9 @@ class Explainer:
         have = index.error_class(record)
         qualified = error.qualified_class
         package = _package_of(qualified)
+        packaged_note = f"the class is qualified with the record's package ({package})"
+        if not package and printer:
+            package, packaged_note = printer, f"the paste is how {printer} prints an error"
         packaged = bool(package) and in_package(index.path(record), package)
         key = None
         if not (
@@ -1237,7 +1261,7 @@ class Explainer:
             evidence.append("the template has almost no literal text")
         if packaged:
             score += 8.0
-            evidence.append(f"the class is qualified with the record's package ({package})")
+            evidence.append(packaged_note)
         candidate.score = score
         # A template that matches almost anything is evidence only with the innermost frame
         # at its line.
