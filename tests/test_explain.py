@@ -1182,7 +1182,29 @@ def test_the_first_line_of_a_multi_line_message_finds_its_template(cli, tmp_path
         "    )\n"
         "    raise HTTPStatusError(message.format(response, error_type=error_type))\n"
     )
-    mined(cli, tmp_path, {"sklearn/utils/validation.py": body, "httpx/_models.py": models})
+    # fastapi's line ends with a space before its break, which a paste loses.
+    utils = (
+        "multipart_not_installed_error = (\n"
+        "    'Form data requires \"python-multipart\" to be installed. \\n'\n"
+        "    'You can install \"python-multipart\" with: \\n\\n'\n"
+        "    'pip install python-multipart\\n'\n"
+        ")\n"
+        "\n"
+        "def ensure_multipart_is_installed():\n"
+        "    raise RuntimeError(multipart_not_installed_error)\n"
+    )
+    mined(
+        cli,
+        tmp_path,
+        {
+            "sklearn/utils/validation.py": body,
+            "httpx/_models.py": models,
+            "fastapi/dependencies/utils.py": utils,
+        },
+    )
+    pasted = 'RuntimeError: Form data requires "python-multipart" to be installed.'
+    best = explained(cli, pasted)["matches"][0]
+    assert (best["kind"], best["record"]["filePath"]) == ("exact", "fastapi/dependencies/utils.py")
     best = explained(cli, "ValueError: Expected 2D array, got 1D array instead:")["matches"][0]
     assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 2)
     assert any("first line of the template's text" in note for note in best["evidence"])
@@ -1383,6 +1405,13 @@ def test_a_message_python_itself_raises_is_no_exact_match_without_a_frame(cli, t
         # The standard library's own, said as such.
         ("JSONDecodeError", "Expecting value: line 1 column 1 (char 0)", None),
         ("TypeError", "Object of type datetime is not JSON serializable", None),
+        # asyncio's, that uvicorn logs when its port is taken.
+        (
+            "OSError",
+            "[Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address"
+            " already in use",
+            "[Errno {}] error while attempting to bind on address {}: {}",
+        ),
     ],
 )
 def test_the_interpreters_messages(error_class, message, template):

@@ -733,3 +733,22 @@ def test_a_pytest_section_of_an_exception_group_is_read() -> None:
 )
 def test_repr_message_reads_the_repr_that_ends_a_text(text, message):
     assert repr_message(text) == message
+
+
+def test_a_message_over_text_a_format_reads_without_an_error_is_still_read():
+    # jsonschema prints the schema and the instance (Python dicts, which the JSON log reader
+    # takes as JSON lines) under its message: the paste held no error at all.
+    text = (
+        "jsonschema.exceptions.ValidationError: 'name' is a required property\n"
+        "\n"
+        "Failed validating 'required' in schema:\n"
+        "    {'type': 'object', 'required': ['name']}\n"
+        "\n"
+        "On instance:\n"
+        "    {}\n"
+    )
+    parsed = parse(text)
+    assert parsed.primary is not None
+    assert parsed.primary.qualified_class == "jsonschema.exceptions.ValidationError"
+    assert parsed.primary.message.startswith("'name' is a required property\n\nFailed validating")
+    assert parsed.primary.message.endswith("On instance:\n    {}")

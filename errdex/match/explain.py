@@ -1091,11 +1091,13 @@ class Explainer:
             How many templates were added.
         """
         # With a line break after it, the message ends in the template's text exactly where
-        # that text breaks its line: no capture stops inside a hole.
+        # that text breaks its line: no capture stops inside a hole. A space before the break
+        # is lost in a paste (fastapi's ``… to be installed. \n``).
         fits = [
-            (template, captures, shown - 1)
+            (template, captures, shown - len(end))
+            for end in ("\n", " \n")
             for template, captures, shown in self.index.verify_cut(
-                message.strip() + "\n", multiline=True
+                message.strip() + end, multiline=True
             )
             if not any(_cut_in_hole(value) for value in captures)
         ]

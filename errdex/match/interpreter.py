@@ -454,6 +454,13 @@ _LIBRARY: tuple[tuple[str, str, str, str], ...] = (
     ),
     (
         "asyncio",
+        "OSError",
+        "[Errno {}] error while attempting to bind on address {}: {}",
+        "a server could not listen on that address: another process (or an earlier run of"
+        " this one) already uses the port, or the address is not one of this machine's",
+    ),
+    (
+        "asyncio",
         "RuntimeError",
         "asyncio.run() cannot be called from a running event loop",
         "asyncio.run was called where a loop already runs"

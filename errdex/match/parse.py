@@ -2505,10 +2505,11 @@ def _parse_lines(text: str) -> ParsedInput:
     used = sum(1 for b in kept for line in lines[b.begin : b.end] if line.strip())
     if kept:
         kind = max((b.kind for b in kept), key=lambda k: _KIND_RANK[k])
-    elif blocks:
-        kind = max((b.kind for b in blocks), key=lambda k: _KIND_RANK[k])
     else:
-        kind = "message"
+        # No recogniser found an error: read the text as bare messages. A format found
+        # without one (jsonschema prints the schema, a Python dict a JSON reader takes, under
+        # its message) still names the input.
+        kind = max((b.kind for b in blocks), key=lambda k: _KIND_RANK[k]) if blocks else "message"
         errors, used = _fallback(lines)
     errors = _merge_bare_tracebacks(errors)
     if len(errors) > MAX_ERRORS:
