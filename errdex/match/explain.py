@@ -1094,10 +1094,9 @@ class Explainer:
         # that text breaks its line: no capture stops inside a hole. A space before the break
         # is lost in a paste (fastapi's ``… to be installed. \n``).
         fits = [
-            (template, captures, shown - len(end))
-            for end in ("\n", " \n")
+            (template, captures, shown)
             for template, captures, shown in self.index.verify_cut(
-                message.strip() + end, multiline=True
+                message.strip(), multiline=True, ends=("\n", " \n")
             )
             if not any(_cut_in_hole(value) for value in captures)
         ]

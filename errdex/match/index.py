@@ -340,7 +340,7 @@ class MatcherIndex:
         return found
 
     def verify_cut(
-        self, text: str, *, multiline: bool = False
+        self, text: str, *, multiline: bool = False, ends: tuple[str, ...] = ("",)
     ) -> list[tuple[int, tuple[str, ...], int]]:
         """Find the templates whose message a text cut short (``…``) can be the start of.
 
@@ -350,9 +350,12 @@ class MatcherIndex:
         Args:
             text: The message without its cut mark.
             multiline: Only the templates whose text has a line break.
+            ends: Each is tried after the text in turn (a line break, say), the candidates
+                found once.
 
         Returns:
-            ``(template, captures, literal characters shown)`` for each template it fits.
+            ``(template, captures, literal characters shown)`` for each template and end it
+            fits (the end's characters not counted).
         """
         numbers = self._in_buckets(self.engines[FREE], text)
         for head in self.head_groups(_head_start(text)):
@@ -366,9 +369,10 @@ class MatcherIndex:
         for number in numbers[:MAX_CUT_CANDIDATES]:
             if multiline and not self._multiline[number]:
                 continue
-            matched = match_cut(self._literals[number], text)
-            if matched is not None:
-                found.append((number, *matched))
+            for end in ends:
+                matched = match_cut(self._literals[number], text + end)
+                if matched is not None:
+                    found.append((number, matched[0], matched[1] - len(end)))
         return found
 
     def literals(self, number: int) -> tuple[str, ...]:
