@@ -752,3 +752,31 @@ def test_a_message_over_text_a_format_reads_without_an_error_is_still_read():
     assert parsed.primary.qualified_class == "jsonschema.exceptions.ValidationError"
     assert parsed.primary.message.startswith("'name' is a required property\n\nFailed validating")
     assert parsed.primary.message.endswith("On instance:\n    {}")
+
+
+def test_a_traceback_quoted_in_a_remote_traceback_ends_at_its_closing_quotes():
+    # multiprocessing re-raises a worker's error with the worker's traceback quoted in a
+    # ``RemoteTraceback`` as its cause.
+    quotes = '"' * 3
+    text = (
+        "multiprocessing.pool.RemoteTraceback: \n"
+        f"{quotes}\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.10/multiprocessing/pool.py", line 125, in worker\n'
+        "    result = (True, func(*args, **kwds))\n"
+        '  File "/venv/site-packages/pandas/core/indexes/base.py", line 3812, in get_loc\n'
+        "    raise KeyError(key) from err\n"
+        "KeyError: 'price'\n"
+        f"{quotes}\n"
+        "\n"
+        "The above exception was the direct cause of the following exception:\n"
+        "\n"
+        "Traceback (most recent call last):\n"
+        '  File "/app/main.py", line 10, in <module>\n'
+        "    pool.map(f, range(3))\n"
+        "KeyError: 'price'\n"
+    )
+    worker, parent = parse(text).errors[-2:]
+    assert (worker.error_class, worker.message) == ("KeyError", "'price'")
+    assert worker.frames[-1].line == 3812
+    assert (parent.relation, parent.message) == ("cause", "'price'")

@@ -719,6 +719,9 @@ class _Builder:
 
 _START, _FRAMES, _FRAME_SRC, _MESSAGE, _BETWEEN, _AFTER = range(6)
 
+_QUOTE_CLOSES = frozenset({'"""', "'''"})
+"""Lines that close a traceback another error's message quotes (``RemoteTraceback``)."""
+
 
 def _box_line(line: str) -> tuple[str, int, str] | None:
     """Classify a line of an ``ExceptionGroup`` box: (kind, depth, text) or None.
@@ -949,6 +952,13 @@ class _TracebackReader:
             if state == _MESSAGE and self.cur is not None:
                 if _is_break(raw) or _is_group_start(raw):
                     break
+                if text in _QUOTE_CLOSES:
+                    # The end of a traceback quoted in another error's message:
+                    # multiprocessing's ``RemoteTraceback`` (joblib's, concurrent.futures').
+                    self.finish()
+                    state = _BETWEEN
+                    i += 1
+                    continue
                 self.cur.add_line(raw)
                 i += 1
                 continue
