@@ -1651,3 +1651,31 @@ def test_a_usage_error_printed_by_click_is_clicks(cli, tmp_path, error):
     bare = explained(cli, error)["matches"]
     assert {m["record"]["filePath"] for m in bare[:2]} == {"alchemy/orm.py", "click/core.py"}
     assert bare[0]["score"] == bare[1]["score"]
+
+
+def test_what_argparse_prints_for_parser_error_is_its_call(cli, tmp_path):
+    body = (
+        "import argparse\n"
+        "\n"
+        "def main(argv):\n"
+        "    parser = argparse.ArgumentParser(prog='tool')\n"
+        "    args = parser.parse_args(argv)\n"
+        "    if args.mode not in ('fast', 'slow'):\n"
+        "        parser.error(f'unknown mode {args.mode!r}')\n"
+        "    if not args.paths:\n"
+        "        parser.error('no input')\n"
+        "\n"
+        "def read(path):\n"
+        "    raise ValueError(f'no input file at {path}')\n"
+    )
+    mined(cli, tmp_path, {"tool/cli.py": body})
+    text = "usage: tool [-h] [--mode MODE]\ntool: error: unknown mode 'x'\n"
+    best = explained(cli, text)["matches"][0]
+    assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 7)
+    assert best["record"]["errorClass"] == "SystemExit"
+    assert best["captures"] == {"args.mode": "'x'"}
+    # Too short to be told apart from other text without a frame, but still its call.
+    best = explained(cli, "usage: tool [-h]\ntool: error: no input\n")["matches"][0]
+    assert (best["kind"], best["record"]["lineNumber"]) == ("approximate", 9)
+    assert best["captures"] == {}
+    assert "the message matches the template (8 literal characters)" in best["evidence"]

@@ -1175,6 +1175,49 @@ def test_attributes_an_init_sets_together_make_the_text_of_str():
     assert texts(sites, 9) == ["bad name {name} (code E7)"]
 
 
+def test_argparse_and_pytest_helpers_that_end_a_run_are_sites():
+    # argparse's ``parser.error(msg)`` prints ``prog: error: msg`` and exits; pytest's
+    # ``fail`` and ``exit`` raise ``Failed`` and ``Exit`` (plugins and conftest files).
+    sites = mine(
+        {
+            "m.py": """\
+            import argparse
+            import pytest
+            from pytest import fail
+
+            def main(argv, reporter):
+                parser = argparse.ArgumentParser(prog="tool")
+                args = parser.parse_args(argv)
+                if args.mode not in ("fast", "slow"):
+                    parser.error(f"unknown mode {args.mode!r}; choose fast or slow")
+                reporter.error("not a parser: a report")
+
+            class Command:
+                def run(self, value):
+                    if value < 0:
+                        pytest.fail(f"value must be positive, got {value}")
+                    if value > 10:
+                        fail(reason="values above ten are not allowed")
+                    pytest.exit("stopping the session")
+                    self.arg_parser.error("no input given")
+            """
+        }
+    )
+    assert (one(sites, 9).kind, one(sites, 9).error_class) == (SiteKind.EXIT, "SystemExit")
+    assert texts(sites, 9) == ["unknown mode {args.mode}; choose fast or slow"]
+    assert texts(sites, 10) == []
+    assert (one(sites, 15).error_class, texts(sites, 15)) == (
+        "Failed",
+        ["value must be positive, got {value}"],
+    )
+    assert (one(sites, 17).error_class, texts(sites, 17)) == (
+        "Failed",
+        ["values above ten are not allowed"],
+    )
+    assert (one(sites, 18).error_class, texts(sites, 18)) == ("Exit", ["stopping the session"])
+    assert texts(sites, 19) == ["no input given"]
+
+
 def test_a_subclass_inherits_the_text_of_its_base_across_files():
     sites = mine(
         {

@@ -724,6 +724,12 @@ def _dollar_holes(site: RaiseSite) -> RaiseSite:
 _STDERR_WRITERS = frozenset({"print", "echo", "secho"})
 """The functions that may print to standard error (see :func:`_to_stderr`)."""
 
+_ARGUMENT_PARSER = re.compile(r"parser$", re.IGNORECASE)
+"""What an argparse or optparse parser is named (``parser``, ``self.arg_parser``)."""
+
+_PYTEST_OUTCOMES = {"fail": "Failed", "exit": "Exit"}
+"""pytest's functions that end a test or a session with a message, and what they raise."""
+
 
 def _to_stderr(call: ast.Call, name: str, func: ast.expr) -> bool:
     """Whether a call prints to standard error.
@@ -3131,6 +3137,26 @@ class _ModuleExtractor:
                     error_class="ERROR",
                     message=message,
                     severity=Severity.ERROR,
+                )
+        elif name == "error" and call.args and _ARGUMENT_PARSER.search(receiver):
+            # argparse's (and optparse's) ``parser.error(msg)``: the usage, then
+            # ``prog: error: msg``, and a ``SystemExit`` with status 2.
+            if self.builder.is_string_like(call.args[0]):
+                self._emit(
+                    statement, kind=SiteKind.EXIT, error_class="SystemExit", message=call.args[0]
+                )
+        elif name in _PYTEST_OUTCOMES and (
+            receiver == "pytest"
+            or (isinstance(func, ast.Name) and self.imports.get(name) == f"pytest.{name}")
+        ):
+            # ``pytest.fail(msg)``, ``pytest.exit(msg)``, as plugins and conftest files call them.
+            message = call.args[0] if call.args else _keyword(call, "reason")
+            if message is not None and self.builder.is_string_like(message):
+                self._emit(
+                    statement,
+                    kind=SiteKind.RAISE,
+                    error_class=_PYTEST_OUTCOMES[name],
+                    message=message,
                 )
         elif name == "exit" and receiver == "sys" and call.args:
             if self.builder.is_string_like(call.args[0]):

@@ -250,12 +250,20 @@ def message_variants(error: ParsedError) -> list[str]:
     unnoted = _without_id_note(message)
     if unnoted is not None:
         variants.append(unnoted)
+    if ": error: " in message and error.error_class is None:
+        # argparse's ``parser.error(msg)`` prints the usage, then ``prog: error: msg``.
+        said = _ARGPARSE_ERROR.search(message)
+        if said is not None:
+            variants.append(said["message"])
     if error.logger and "." not in error.logger and "/" not in error.logger:
         # What reads as a logger's name may be the message's own first word (celery's
         # "consumer: Cannot connect to %s: %s." logged under its own logger).
         variants.append(f"{error.logger}: {message}")
     return variants
 
+
+_ARGPARSE_ERROR = re.compile(r"(?:\A|\n)[\w.-]+: error: (?P<message>[^\n]+)\Z")
+"""The last line argparse prints for ``parser.error(msg)``: ``prog: error: msg``."""
 
 MAX_REPR_CHARS = 4000
 """A message longer than this is not read as a list or dict of messages."""
