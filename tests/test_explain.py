@@ -1679,3 +1679,55 @@ def test_what_argparse_prints_for_parser_error_is_its_call(cli, tmp_path):
     assert (best["kind"], best["record"]["lineNumber"]) == ("approximate", 9)
     assert best["captures"] == {}
     assert "the message matches the template (8 literal characters)" in best["evidence"]
+
+
+def test_a_message_handed_to_another_packages_raise_finds_where_it_is_made(cli, tmp_path):
+    # flask hands "Working outside of application context." to werkzeug's LocalProxy, which
+    # raises it as ``RuntimeError(unbound_message)`` when nothing is bound.
+    local = (
+        "class LocalProxy:\n"
+        "    def __init__(self, local, name=None, *, unbound_message=None):\n"
+        "        def _get_current_object():\n"
+        "            try:\n"
+        "                return local.get()\n"
+        "            except LookupError:\n"
+        "                raise RuntimeError(unbound_message) from None\n"
+        "        self._get_current_object = _get_current_object\n"
+    )
+    globals_ = (
+        "from contextvars import ContextVar\n"
+        "\n"
+        "from werkzeug.local import LocalProxy\n"
+        "\n"
+        '_no_app_msg = """\\\n'
+        "Working outside of application context.\n"
+        "\n"
+        "To solve this, set up an application context with app.app_context().\\\n"
+        '"""\n'
+        '_cv_app = ContextVar("flask.app_ctx")\n'
+        'current_app = LocalProxy(_cv_app, "app", unbound_message=_no_app_msg)\n'
+    )
+    src = mined(cli, tmp_path, {"werkzeug/local.py": local, "flask/globals.py": globals_})
+    bare = explained(cli, "RuntimeError: Working outside of application context.")
+    best = bare["matches"][0]
+    assert (best["kind"], best["record"]["filePath"]) == ("exact", "flask/globals.py")
+    assert best["record"]["lineNumber"] == 11
+    assert "hands the message" in best["record"]["documentation"]
+    # The traceback ends in werkzeug's raise of whatever it was given: flask's text first.
+    paste = (
+        "Traceback (most recent call last):\n"
+        '  File "/app/app.py", line 3, in <module>\n'
+        "    print(current_app.name)\n"
+        f'  File "{src}/werkzeug/local.py", line 7, in _get_current_object\n'
+        "    raise RuntimeError(unbound_message) from None\n"
+        "RuntimeError: Working outside of application context.\n"
+        "\n"
+        "To solve this, set up an application context with app.app_context().\n"
+    )
+    first, second = explained(cli, paste)["matches"][:2]
+    assert (first["record"]["filePath"], second["record"]["filePath"]) == (
+        "flask/globals.py",
+        "werkzeug/local.py",
+    )
+    assert first["kind"] == second["kind"] == "exact"
+    assert any("this record makes that text" in note for note in first["evidence"])

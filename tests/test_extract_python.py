@@ -1218,6 +1218,35 @@ def test_argparse_and_pytest_helpers_that_end_a_run_are_sites():
     assert texts(sites, 19) == ["no input given"]
 
 
+def test_a_message_handed_to_werkzeugs_local_proxy_is_a_site_of_its_raise():
+    # werkzeug raises ``RuntimeError(unbound_message)`` when a proxy has nothing bound.
+    sites = mine(
+        {
+            "m.py": """\
+            from werkzeug import local
+            from werkzeug.local import LocalProxy
+            from other import Proxy
+
+            _no_app_msg = "Working outside of application context."
+            current_app = LocalProxy(_cv_app, "app", unbound_message=_no_app_msg)
+            g = local.LocalProxy(_cv_app, "g", unbound_message=f"No {_cv_app.name} here.")
+            request = LocalProxy(_cv_request, "request")
+            other = Proxy(_cv_app, unbound_message="Working outside of the other context.")
+            """
+        }
+    )
+    site = one(sites, 6)
+    assert (site.kind, site.error_class, site.form) == (
+        SiteKind.RAISE,
+        "RuntimeError",
+        "handed",
+    )
+    assert texts(sites, 6) == ["Working outside of application context."]
+    assert site.defined_at == Location(path="m.py", line=5)
+    assert texts(sites, 7) == ["No {_cv_app.name} here."]
+    assert texts(sites, 8) == texts(sites, 9) == []
+
+
 def test_a_subclass_inherits_the_text_of_its_base_across_files():
     sites = mine(
         {

@@ -282,6 +282,21 @@ EXPECTED = [
     ),
     (
         "flask",
+        "flask/globals.py",
+        28,
+        "raise",
+        "RuntimeError",
+        [
+            "Working outside of application context.\n\nThis typically means that you"
+            " attempted to use functionality that needed\nthe current application. To solve"
+            " this, set up an application context\nwith app.app_context(). See the"
+            " documentation for more information."
+        ],
+        "handed",
+        {"message_line": 29},
+    ),
+    (
+        "flask",
         "flask/app.py",
         260,
         "assert",

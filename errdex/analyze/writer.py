@@ -789,6 +789,11 @@ class _Site:
         return self.kind not in (SiteKind.LOG, SiteKind.WARN)
 
     @property
+    def handed(self) -> bool:
+        """The site hands its message to another package's code, which raises it later."""
+        return self.record.message_form == "handed"
+
+    @property
     def subject(self) -> str | None:
         return self.analysis.subject
 
@@ -1228,6 +1233,8 @@ def _retry(body: str, cls: str) -> str:
 
 
 def _condition_sentence(site: _Site) -> str | None:
+    if site.handed:
+        return None  # what leads here hands the message on; it is raised elsewhere, later
     analysis, subject = site.analysis, f"`{site.subject}`"
     conditions = _code_list(analysis.conditions, "and")
     if analysis.shape is Shape.VALUES:
@@ -1333,6 +1340,11 @@ def _opening(site: _Site) -> str:
         return f"{who} logs {message} at {site.level} level; nothing is raised."
     if site.kind in (SiteKind.WARN, SiteKind.HTTP):
         return f"{who} {site.verb_phrase()}: {message}."
+    if site.handed:
+        return (
+            f"{who} hands the message {message} to code of another package, which raises"
+            f" `{site.error_class}` with it later, not when this line runs."
+        )
     return f"{who} {site.verb_phrase()} with the message {message}."
 
 

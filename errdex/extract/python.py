@@ -730,6 +730,12 @@ _ARGUMENT_PARSER = re.compile(r"parser$", re.IGNORECASE)
 _PYTEST_OUTCOMES = {"fail": "Failed", "exit": "Exit"}
 """pytest's functions that end a test or a session with a message, and what they raise."""
 
+_HANDED_MESSAGES = {"werkzeug.local.LocalProxy": ("unbound_message", "RuntimeError")}
+"""Callables of other packages that keep a message given by keyword and raise it later, with
+the class they raise it with: flask's ``current_app = LocalProxy(_cv_app, "app",
+unbound_message=_no_app_msg)`` is where "Working outside of application context." comes
+from, though werkzeug raises it (``raise RuntimeError(unbound_message)``)."""
+
 
 def _to_stderr(call: ast.Call, name: str, func: ast.expr) -> bool:
     """Whether a call prints to standard error.
@@ -2269,6 +2275,19 @@ class _ModuleExtractor:
     def _assignment(self, statement: ast.stmt) -> None:
         scope = self._scope
         value = statement.value  # type: ignore[attr-defined]
+        if type(value) is ast.Call and (handed := self._handed_message(value)) is not None:
+            error_class, message = handed
+            builds = [
+                Built(b.parts, "handed", b.i18n, b.defined_at) for b in self.builder.build(message)
+            ]
+            self._emit_builds(
+                statement,
+                builds,
+                message,
+                kind=SiteKind.RAISE,
+                error_class=error_class,
+                severity=Severity.ERROR,
+            )
         if scope.function is None:
             return
         variables = scope.variables
@@ -2415,6 +2434,27 @@ class _ModuleExtractor:
                     scope.built[targets[0].id] = (before, before, value, statement)
         elif kind in (ast.List, ast.Tuple, ast.ListComp):
             self._objects(value, statement, 0)
+
+    def _handed_message(self, call: ast.Call) -> tuple[str, ast.expr] | None:
+        """The class and message of a call that hands a message on to be raised later.
+
+        None when the call is not one (see :data:`_HANDED_MESSAGES`).
+        """
+        if not call.keywords:
+            return None
+        dotted = _dotted(call.func)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        origin = self.imports.get(head, head) + (f".{rest}" if rest else "")
+        handed = _HANDED_MESSAGES.get(origin)
+        if handed is None:
+            return None
+        keyword, error_class = handed
+        message = _keyword(call, keyword)
+        if message is None or not self.builder.is_string_like(message):
+            return None
+        return error_class, message
 
     def _instance_attribute(self, cls: _ClassInfo, name: str, value: ast.expr, line: int) -> None:
         if isinstance(value, ast.Name) and value.id in self._scope.params:

@@ -416,6 +416,13 @@ CROWDED_CLASS_GAIN = 10.0
 MAX_CLASS_RECORDS = 50
 """At most this many records of a class raised at many places come in that way."""
 
+HANDED_GAIN = 10.0
+"""What a specific record off a traceback gains when the traceback's raise passes on a text
+it was given (``raise RuntimeError(unbound_message)``): more than the raise's frame."""
+
+MAX_HANDED_READS = 50
+"""At most this many records off a traceback are read to tell whether they hand their text on."""
+
 INTERPRETER_PENALTY = 20.0
 """What a record loses when Python itself raises the pasted message and no frame is at it."""
 
@@ -952,7 +959,10 @@ class Explainer:
 
         When a paste's frames reach the source, the error was raised in one of their files:
         a site elsewhere that raises the same message (werkzeug's ``NotFound()`` in three
-        places, while the traceback ends in ``abort``) is another site.
+        places, while the traceback ends in ``abort``) is another site. Unless the record
+        hands its text to the code the traceback ends in, which raises whatever text it was
+        given: flask's ``LocalProxy(…, unbound_message=_no_app_msg)``, raised by werkzeug's
+        ``raise RuntimeError(unbound_message)``, then ranks above that raise.
         """
         index = self.index
         framed: set[int] = set()
@@ -962,10 +972,45 @@ class Explainer:
         if not framed:
             return
         files = {index.path(record) for record in framed}
-        for candidate in candidates.values():
-            if not candidate.frame_gain and index.path(candidate.record) not in files:
-                candidate.score -= OFF_TRACEBACK
-                candidate.evidence.append("no frame of the traceback is in the record's file")
+        # A frame at a record that raises whatever text it is handed (werkzeug's ``raise
+        # RuntimeError(unbound_message)``): the text is made elsewhere, and a specific template
+        # off the traceback may be where (flask's ``_no_app_msg``, bound at import).
+        handed = any(
+            candidate.frame_gain
+            and candidate.captures is not None
+            and self._spelled(candidate) < SPECIFIC
+            for candidate in candidates.values()
+        )
+        off = [
+            candidate
+            for candidate in candidates.values()
+            if not candidate.frame_gain and index.path(candidate.record) not in files
+        ]
+        makers = self._handed_records(off) if handed else set()
+        for candidate in off:
+            if candidate.record in makers:
+                candidate.score += HANDED_GAIN
+                candidate.evidence.append(
+                    "no frame of the traceback is in the record's file, but the one at the"
+                    " raise passes on a text it was given: this record makes that text"
+                )
+                continue
+            candidate.score -= OFF_TRACEBACK
+            candidate.evidence.append("no frame of the traceback is in the record's file")
+
+    def _handed_records(self, candidates: list[_Candidate]) -> set[int]:
+        """Those of the candidates whose record hands its text on to be raised elsewhere.
+
+        Read from the store (the form ``handed``): a traceback shows the other code's raise.
+        """
+        specific = [c.record for c in candidates if self._spelled(c) >= SPECIFIC]
+        rowids = self.index.rowids
+        rows = self.store.get_rows([rowids[record] for record in specific[:MAX_HANDED_READS]])
+        return {
+            record
+            for record in specific
+            if (row := rows.get(rowids[record])) is not None and row.record.message_form == "handed"
+        }
 
     def _first_line_matches(
         self, number: int, first_line: str, candidates: dict[int, _Candidate]
