@@ -1405,6 +1405,7 @@ def test_a_message_python_itself_raises_is_no_exact_match_without_a_frame(cli, t
         # The standard library's own, said as such.
         ("JSONDecodeError", "Expecting value: line 1 column 1 (char 0)", None),
         ("TypeError", "Object of type datetime is not JSON serializable", None),
+        ("ValueError", "cannot convert float NaN to integer", None),
         # asyncio's, that uvicorn logs when its port is taken.
         (
             "OSError",
@@ -1731,3 +1732,31 @@ def test_a_message_handed_to_another_packages_raise_finds_where_it_is_made(cli, 
     )
     assert first["kind"] == second["kind"] == "exact"
     assert any("this record makes that text" in note for note in first["evidence"])
+
+
+def test_a_django_system_check_message_finds_its_check(cli, tmp_path):
+    body = (
+        "from django.core import checks\n"
+        "\n"
+        "def _check_clashes(self, rel_name, clash_name):\n"
+        "    return [\n"
+        "        checks.Error(\n"
+        "            f\"Reverse accessor '{rel_name}' for '{self}' clashes with reverse\"\n"
+        "            f\" accessor for '{clash_name}'.\",\n"
+        '            hint="Add or change a related_name argument.",\n'
+        "            obj=self,\n"
+        '            id="fields.E304",\n'
+        "        )\n"
+        "    ]\n"
+    )
+    mined(cli, tmp_path, {"django/db/models/fields/related.py": body})
+    lines = [
+        "ERRORS:",
+        "app.Profile.user: (fields.E304) Reverse accessor 'User.profile' for 'app.Profile.user'"
+        " clashes with reverse accessor for 'app.Account.user'.",
+        "\tHINT: Add or change a related_name argument.",
+    ]
+    best = explained(cli, "\n".join(lines))["matches"][0]
+    assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 4)
+    assert best["record"]["errorCode"] == "fields.E304"
+    assert best["captures"]["rel_name"] == "User.profile"

@@ -780,3 +780,58 @@ def test_a_traceback_quoted_in_a_remote_traceback_ends_at_its_closing_quotes():
     assert (worker.error_class, worker.message) == ("KeyError", "'price'")
     assert worker.frames[-1].line == 3812
     assert (parent.relation, parent.message) == ("cause", "'price'")
+
+
+def test_a_warning_whose_message_starts_on_the_next_line_is_read_without_its_source_line():
+    # pandas' ``SettingWithCopyWarning`` as users paste it: the source line Python prints
+    # under the message is often left out.
+    text = (
+        "/app/x.py:10: SettingWithCopyWarning: \n"
+        "A value is trying to be set on a copy of a slice from a DataFrame.\n"
+        "Try using .loc[row_indexer,col_indexer] = value instead\n"
+    )
+    error = parse(text).primary
+    assert error is not None
+    assert (error.error_class, error.level) == ("SettingWithCopyWarning", "WARNING")
+    assert error.message == (
+        "A value is trying to be set on a copy of a slice from a DataFrame.\n"
+        "Try using .loc[row_indexer,col_indexer] = value instead"
+    )
+    assert (error.frames[0].path, error.frames[0].line) == ("/app/x.py", 10)
+    # Another warning ends it.
+    both = parse(text + "/app/y.py:3: FutureWarning: soon\n  f()\n")
+    assert [e.error_class for e in both.errors] == ["SettingWithCopyWarning", "FutureWarning"]
+    assert both.errors[0].message.endswith("= value instead")
+
+
+def test_djangos_system_check_messages_are_read_by_their_level_without_the_object():
+    text = (
+        "SystemCheckError: System check identified some issues:\n"
+        "\n"
+        "ERRORS:\n"
+        "app.Profile.user: (fields.E304) Reverse accessor 'User.profile' for"
+        " 'app.Profile.user' clashes with reverse accessor for 'app.Account.user'.\n"
+        "\tHINT: Add or change a related_name argument to the definition for"
+        " 'app.Profile.user' or 'app.Account.user'.\n"
+        "\n"
+        "WARNINGS:\n"
+        "?: (urls.W002) Your URL pattern '/api/' has a route beginning with a '/'.\n"
+        "\n"
+        "System check identified 2 issues (0 silenced).\n"
+    )
+    clash, route = parse(text).errors
+    assert (clash.error_class, clash.level) == ("Error", None)
+    assert clash.message == (
+        "Reverse accessor 'User.profile' for 'app.Profile.user' clashes with reverse accessor"
+        " for 'app.Account.user'."
+    )
+    assert clash.notes == (
+        "HINT: Add or change a related_name argument to the definition for 'app.Profile.user'"
+        " or 'app.Account.user'.",
+    )
+    assert (route.error_class, route.message) == (
+        "Warning",
+        "Your URL pattern '/api/' has a route beginning with a '/'.",
+    )
+    one = parse("blog.Post: (models.W042) Auto-created primary key used when not defining one.")
+    assert (one.primary.error_class, one.primary.qualified_class) == ("Warning", "Warning")

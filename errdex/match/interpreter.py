@@ -289,6 +289,17 @@ _MESSAGES: tuple[tuple[str, str, str], ...] = (
         "I/O operation on closed file{}",
         "a file was read or written after it was closed",
     ),
+    (
+        "ValueError",
+        "cannot convert float NaN to integer",
+        "int() was given a NaN (a missing value: pandas reads an empty cell of a column of"
+        " numbers as NaN, and such a column cannot be made integers)",
+    ),
+    (
+        "OverflowError",
+        "cannot convert float infinity to integer",
+        "int() was given an infinite float (a division by zero in floats, or an overflow)",
+    ),
     ("ZeroDivisionError", "division by zero", "a number was divided by zero"),
     ("ZeroDivisionError", "float division by zero", "a number was divided by zero"),
     ("ZeroDivisionError", "integer division or modulo by zero", "a number was divided by zero"),

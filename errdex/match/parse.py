@@ -1061,13 +1061,55 @@ def _warning_source(lines: Sequence[str], start: int) -> int | None:
     comes before another warning or traceback, or within :data:`MAX_WARNING_LINES`.
     """
     indent = " " * (_indent(lines[start]) + 2)
-    for number in range(start + 1, min(len(lines), start + 1 + MAX_WARNING_LINES)):
+    for number in range(start + 1, _warning_stop(lines, start)):
         raw = lines[number]
         if raw.startswith(indent) and raw[len(indent) : len(indent) + 1].strip():
             return number
-        if _WARNING_LINE.match(raw) is not None or raw.strip() in _TB_HEADERS:
-            return None
     return None
+
+
+def _warning_stop(lines: Sequence[str], start: int) -> int:
+    """Where the lines that may follow a warning's first line stop.
+
+    At another warning, a traceback, or :data:`MAX_WARNING_LINES` lines on.
+    """
+    last = min(len(lines), start + 1 + MAX_WARNING_LINES)
+    for number in range(start + 1, last):
+        raw = lines[number]
+        if _WARNING_LINE.match(raw) is not None or raw.strip() in _TB_HEADERS:
+            return number
+    return last
+
+
+# -- Django's system checks ------------------------------------------------------------------
+
+_CHECK_LINE = re.compile(
+    r"(?P<obj>[^:\n]*?): \((?P<id>[a-z_]\w*(?:\.[a-z_]\w*)*\.(?P<level>[CEWID])\d{3})\) "
+    r"(?P<msg>.*\S)\s*\Z"
+)
+_CHECK_LEVELS = {"C": "Critical", "E": "Error", "W": "Warning", "I": "Info", "D": "Debug"}
+"""The check class each id letter stands for (``fields.E304`` is an ``Error``)."""
+
+
+def _read_check(scan: Scan, start: int, floor: int) -> Block | None:
+    """A message of Django's system checks: ``obj: (fields.E304) message``, then its hint.
+
+    ``manage.py check`` and a ``SystemCheckError`` print each as one line, the hint on the
+    next (a tab, then ``HINT: …``). The check's class (``Error``, ``Warning`` …, as
+    ``checks.Error(msg, id="fields.E304")`` makes it) comes from the id's letter; the object
+    it names, before the id, is not part of the message.
+    """
+    match = _CHECK_LINE.match(scan.lines[start])
+    if match is None:
+        return None
+    builder = _Builder()
+    builder.set_message(_CHECK_LEVELS[match["level"]], match["msg"])
+    end = start + 1
+    lines = scan.lines
+    if end < len(lines) and lines[end].strip().startswith("HINT:"):
+        builder.notes.append(lines[end].strip())
+        end += 1
+    return Block(start, end, "message", [builder.build()])
 
 
 def _read_warning(scan: Scan, start: int, floor: int) -> Block | None:
@@ -1092,6 +1134,11 @@ def _read_warning(scan: Scan, start: int, floor: int) -> Block | None:
             message = "\n".join([message, *lines[end:found]]).strip()
             source = lines[found].strip()
             end = found + 1
+        elif not message:
+            # The message starts on the next line, and the paste stops before the source.
+            stop = _warning_stop(lines, start)
+            message = "\n".join(lines[end:stop]).strip()
+            end = stop
     builder.add_frame(match["path"], _int(match["line"]), None, source)
     builder.set_message(match["cls"], message)
     return Block(start, end, "message", [builder.build()])
@@ -2568,6 +2615,7 @@ for _recogniser in (
         r"|The above exception was the direct cause|During handling of the above exception",
         _read_python,
     ),
+    Recogniser("django-check", r"[^:]*: \([a-z_][\w.]*\.[CEWID]\d{3}\) ", _read_check),
     Recogniser(
         "log",
         r"\[|\(|<|\{|\d"
