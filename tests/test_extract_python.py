@@ -7,6 +7,7 @@ import json
 import string
 import sys
 import textwrap
+import warnings
 
 import pytest
 from hypothesis import given
@@ -201,6 +202,30 @@ def test_a_joined_list_the_function_fills_starts_with_its_first_item():
     patterns = [compile_template(site.template) for site in sites if site.line == 12]
     for message in produced:
         assert any(pattern.match(message) is not None for pattern in patterns), message
+
+
+def test_a_joined_sum_of_lists_starts_with_the_literal_lists_items():
+    # pydantic's ``"\\n".join(["Valid config keys have changed in V2:"] + renamed + removed)``.
+    source = """\
+        import warnings
+
+        def prepare(renamings, removed):
+            renamed = [f"* {k!r} has been renamed to {v!r}" for k, v in renamings.items()]
+            gone = [f"* {k!r} has been removed" for k in sorted(removed)]
+            message = "\\n".join(["Valid config keys have changed in V2:"] + renamed + gone)
+            warnings.warn(message, UserWarning)
+            return message
+        """
+    sites = mine({"m.py": source})
+    assert texts(sites, 7) == ["Valid config keys have changed in V2:{renamed + gone}"]
+    pattern = compile_template(one(sites, 7).template)
+    namespace: dict[str, object] = {}
+    exec(textwrap.dedent(source), namespace)
+    for renamings, removed in (({}, set()), ({"orm_mode": "from_attributes"}, {"fields"})):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            message = namespace["prepare"](renamings, removed)  # type: ignore[operator]
+        assert pattern.match(message) is not None, message
 
 
 def test_colour_codes_in_a_message_are_not_part_of_its_template():

@@ -642,6 +642,8 @@ class TemplateBuilder:
             return []
         if type(items) is ast.Name and self._list_start is not None:
             return self._joined_list(items)
+        if type(items) is ast.BinOp and type(items.op) is ast.Add:
+            return self._joined_sum(separator, items)
         if not isinstance(items, (ast.List, ast.Tuple)):
             return []
         parts: list[TemplatePart] = []
@@ -650,6 +652,26 @@ class TemplateBuilder:
                 parts.append(_literal(separator.value))
             parts.extend(self._operand(item)[0].parts)
         return [Built(tuple(parts), "join")]
+
+    def _joined_sum(self, separator: ast.expr, items: ast.BinOp) -> list[Built]:
+        """``sep.join([first, …] + more + others)``: the literal list's items, then a hole.
+
+        pydantic's ``sep.join(['Valid config keys have changed in V2:'] + renamed_bullets
+        + removed_bullets)``: the hole takes the separator and the lists added after it, or
+        nothing when they are empty.
+        """
+        operands: list[ast.expr] = []
+        node: ast.expr = items
+        while type(node) is ast.BinOp and type(node.op) is ast.Add:
+            operands.append(node.right)
+            node = node.left
+        if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts:
+            return []
+        rest = _hole(" + ".join(source_text(operand) for operand in reversed(operands)))
+        return [
+            Built((*built.parts, rest), "join", built.i18n, built.defined_at)
+            for built in self._join(separator, node)
+        ]
 
     def _joined_list(self, items: ast.Name) -> list[Built]:
         """``sep.join(parts)`` of a list the function fills: its first item, then the rest.
