@@ -1406,6 +1406,12 @@ def test_a_message_python_itself_raises_is_no_exact_match_without_a_frame(cli, t
         ("JSONDecodeError", "Expecting value: line 1 column 1 (char 0)", None),
         ("TypeError", "Object of type datetime is not JSON serializable", None),
         ("ValueError", "cannot convert float NaN to integer", None),
+        # What asyncio logs, with the task it names on the next line.
+        (
+            None,
+            "Task was destroyed but it is pending!\ntask: <Task pending name='Task-2'>",
+            "Task was destroyed but it is pending!{}",
+        ),
         # asyncio's, that uvicorn logs when its port is taken.
         (
             "OSError",
@@ -1421,6 +1427,15 @@ def test_the_interpreters_messages(error_class, message, template):
         assert found is None
     else:
         assert found is not None and (template is None or found.template == template)
+
+
+def test_a_message_the_standard_library_logs_is_said_to_be_logged():
+    found = interpreter_message(None, "Future exception was never retrieved")
+    assert found is not None
+    assert found.describe().startswith("Python's asyncio module logs this at ERROR level: ")
+    raised = interpreter_message("ValueError", "cannot convert float NaN to integer")
+    assert raised is not None
+    assert raised.describe().startswith("Python itself raises this ValueError: ")
 
 
 def test_a_class_few_sites_raise_finds_them_when_no_template_matches(cli, tmp_path):

@@ -45,7 +45,13 @@ class InterpreterMessage:
     def describe(self, error_class: str | None = None) -> str:
         """Say that Python raised it (as ``error_class``, a subclass), and what happened."""
         who = f"Python's {self.module} module" if self.module else "Python itself"
+        if self.error_class in _LOGGED:
+            return f"{who} logs this at {self.error_class} level: {self.meaning}."
         return f"{who} raises this {error_class or self.error_class}: {self.meaning}."
+
+
+_LOGGED = frozenset({"ERROR", "WARNING"})
+"""The levels a standard library module logs a message of the table at, in place of a class."""
 
 
 _MESSAGES: tuple[tuple[str, str, str], ...] = (
@@ -462,6 +468,26 @@ _LIBRARY: tuple[tuple[str, str, str, str], ...] = (
         "TypeError",
         "can't subtract offset-naive and offset-aware datetimes",
         "a datetime with a time zone was subtracted from one without",
+    ),
+    (
+        "asyncio",
+        "ERROR",
+        "Task was destroyed but it is pending!{}",
+        "a task was garbage-collected while it still ran: nothing kept a reference to it (keep"
+        " what asyncio.create_task returns, and await or cancel it before the loop closes)",
+    ),
+    (
+        "asyncio",
+        "ERROR",
+        "Task exception was never retrieved{}",
+        "a task failed and nothing awaited it or read its exception: the task's error and its"
+        " traceback follow",
+    ),
+    (
+        "asyncio",
+        "ERROR",
+        "Future exception was never retrieved{}",
+        "a future failed and nothing awaited it or read its exception: its error follows",
     ),
     (
         "asyncio",
