@@ -1243,6 +1243,30 @@ def test_argparse_and_pytest_helpers_that_end_a_run_are_sites():
     assert texts(sites, 19) == ["no input given"]
 
 
+def test_ansibles_display_logs_as_a_logger_does():
+    # ``display.warning(msg)`` prints ``[WARNING]: msg``; plugins call ``self._display``.
+    sites = mine(
+        {
+            "m.py": """\
+            from ansible.utils.display import Display
+
+            display = Display()
+
+            class Inventory:
+                def hosts(self, pattern, screen):
+                    display.warning("provided hosts list is empty, only localhost is available")
+                    self._display.error(f"no host matches {pattern}")
+                    screen.warning("not a display: a screen")
+            """
+        }
+    )
+    warning, error = one(sites, 7), one(sites, 8)
+    assert (warning.kind, warning.error_class) == (SiteKind.LOG, "WARNING")
+    assert texts(sites, 7) == ["provided hosts list is empty, only localhost is available"]
+    assert (error.error_class, texts(sites, 8)) == ("ERROR", ["no host matches {pattern}"])
+    assert texts(sites, 9) == []
+
+
 def test_a_message_handed_to_werkzeugs_local_proxy_is_a_site_of_its_raise():
     # werkzeug raises ``RuntimeError(unbound_message)`` when a proxy has nothing bound.
     sites = mine(

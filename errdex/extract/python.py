@@ -724,6 +724,10 @@ def _dollar_holes(site: RaiseSite) -> RaiseSite:
 _STDERR_WRITERS = frozenset({"print", "echo", "secho"})
 """The functions that may print to standard error (see :func:`_to_stderr`)."""
 
+_DISPLAYS = frozenset({"display", "_display"})
+"""Receivers that log as a logger does: ansible's ``display.warning(msg)``, printed as
+``[WARNING]: msg``."""
+
 _ARGUMENT_PARSER = re.compile(r"parser$", re.IGNORECASE)
 """What an argparse or optparse parser is named (``parser``, ``self.arg_parser``)."""
 
@@ -3100,7 +3104,7 @@ class _ModuleExtractor:
         if (
             name in _LOG_LEVELS
             and (alias or isinstance(func, ast.Attribute))
-            and "log" in receiver.lower()
+            and ("log" in receiver.lower() or receiver in _DISPLAYS)
         ):
             message = call.args[0] if call.args else _keyword(call, "msg")
             if message is None:
