@@ -1365,7 +1365,7 @@ def test_a_message_python_itself_raises_is_no_exact_match_without_a_frame(cli, t
     assert answer["interpreter"].startswith("Python itself raises this AttributeError:")
     best = answer["matches"][0]
     assert (best["kind"], best["record"]["lineNumber"]) == ("approximate", 2)
-    assert any("Python itself raises this message" in note for note in best["evidence"])
+    assert any("Python itself makes this message" in note for note in best["evidence"])
     shown = cli("explain", text)
     assert "Python itself raises this AttributeError" in shown.output
     # A frame at the record's line says the record raised it.
@@ -1775,3 +1775,28 @@ def test_a_django_system_check_message_finds_its_check(cli, tmp_path):
     assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 4)
     assert best["record"]["errorCode"] == "fields.E304"
     assert best["captures"]["rel_name"] == "User.profile"
+
+
+def test_what_argparse_itself_prints_is_said_to_be_argparses(cli, tmp_path):
+    # pytest's own parser prints any message under its usage; the message is argparse's.
+    body = (
+        "class UsageError(Exception):\n"
+        "    pass\n"
+        "\n"
+        "class Parser:\n"
+        "    def error(self, message):\n"
+        '        raise UsageError(f"{self.usage}{self.prog}: error: {message}")\n'
+    )
+    mined(cli, tmp_path, {"_pytest/config/argparsing.py": body})
+    lines = [
+        "ERROR: usage: pytest [options] [file_or_dir] [file_or_dir] [...]",
+        "pytest: error: unrecognized arguments: --cov=app",
+        "  inifile: None",
+    ]
+    answer = explained(cli, "\n".join(lines))
+    assert answer["interpreter"].startswith(
+        "Python's argparse module prints this under the usage and exits with status 2: "
+    )
+    assert all(match["kind"] == "approximate" for match in answer["matches"])
+    choice = "usage: tool [-h] {run,stop}\ntool: error: argument command: invalid choice: 'go'"
+    assert "argparse" in explained(cli, choice + " (choose from 'run', 'stop')")["interpreter"]

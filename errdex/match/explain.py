@@ -250,11 +250,9 @@ def message_variants(error: ParsedError) -> list[str]:
     unnoted = _without_id_note(message)
     if unnoted is not None:
         variants.append(unnoted)
-    if ": error: " in message and error.error_class is None:
-        # argparse's ``parser.error(msg)`` prints the usage, then ``prog: error: msg``.
-        said = _ARGPARSE_ERROR.search(message)
-        if said is not None:
-            variants.append(said["message"])
+    said = _argparse_said(error)
+    if said is not None:
+        variants.append(said)
     if error.logger and "." not in error.logger and "/" not in error.logger:
         # What reads as a logger's name may be the message's own first word (celery's
         # "consumer: Cannot connect to %s: %s." logged under its own logger).
@@ -262,8 +260,23 @@ def message_variants(error: ParsedError) -> list[str]:
     return variants
 
 
-_ARGPARSE_ERROR = re.compile(r"(?:\A|\n)[\w.-]+: error: (?P<message>[^\n]+)\Z")
-"""The last line argparse prints for ``parser.error(msg)``: ``prog: error: msg``."""
+_ARGPARSE_ERROR = re.compile(r"^[\w.-]+: error: (?P<message>[^\n]*\S)", re.M)
+"""The line argparse prints for ``parser.error(msg)``: ``prog: error: msg``."""
+
+
+def _argparse_said(error: ParsedError) -> str | None:
+    """The message of argparse's ``prog: error: msg`` line in an error of no class, if any.
+
+    argparse's ``parser.error(msg)`` prints the usage, then that line, and exits (pytest
+    prints ``ERROR: `` before the usage).
+    """
+    if ": error: " not in error.message or not (
+        error.error_class is None or _class_is_a_level(error)
+    ):
+        return None
+    said = _ARGPARSE_ERROR.search(error.message)
+    return said["message"] if said is not None else None
+
 
 MAX_REPR_CHARS = 4000
 """A message longer than this is not read as a list or dict of messages."""
@@ -448,6 +461,10 @@ def _interpreter_message(error: ParsedError) -> InterpreterMessage | None:
     Address already in use`` logs the ``OSError`` it caught).
     """
     qualified = error.qualified_class
+    said = _argparse_said(error)
+    if said is not None:
+        # argparse's own messages (``unrecognized arguments: --cov``), under its usage.
+        return interpreter_message(None, said)
     if error.level is not None and _class_is_a_level(error):
         return interpreter_message(None, error.message)
     if (
@@ -469,8 +486,9 @@ def _not_the_interpreter(
     frame at a record's line says the record raised it (torch's ``__getattr__`` raises the
     same text).
     """
+    who = f"Python's {interpreter.module} module" if interpreter.module else "Python itself"
     note = (
-        f"Python itself raises this message ({interpreter.template.replace('{}', '…')}),"
+        f"{who} makes this message ({interpreter.template.replace('{}', '…')}),"
         " and no frame points at this record's line"
     )
     for candidate in candidates.values():

@@ -47,6 +47,8 @@ class InterpreterMessage:
         who = f"Python's {self.module} module" if self.module else "Python itself"
         if self.error_class in _LOGGED:
             return f"{who} logs this at {self.error_class} level: {self.meaning}."
+        if self.module == "argparse":
+            return f"{who} prints this under the usage and exits with status 2: {self.meaning}."
         return f"{who} raises this {error_class or self.error_class}: {self.meaning}."
 
 
@@ -468,6 +470,37 @@ _LIBRARY: tuple[tuple[str, str, str, str], ...] = (
         "TypeError",
         "can't subtract offset-naive and offset-aware datetimes",
         "a datetime with a time zone was subtracted from one without",
+    ),
+    (
+        "argparse",
+        "SystemExit",
+        "unrecognized arguments: {}",
+        "the command line holds arguments the program does not define (a misspelt option, an"
+        " option of another version, or one of a plugin that is not installed)",
+    ),
+    (
+        "argparse",
+        "SystemExit",
+        "the following arguments are required: {}",
+        "the command line lacks arguments the program requires",
+    ),
+    (
+        "argparse",
+        "SystemExit",
+        "argument {}: invalid choice: {} (choose from {})",
+        "an argument's value is none of the choices the program accepts",
+    ),
+    (
+        "argparse",
+        "SystemExit",
+        "argument {}: expected one argument",
+        "an option that takes a value was given none",
+    ),
+    (
+        "argparse",
+        "SystemExit",
+        "argument {}: invalid {} value: {}",
+        "an argument's value cannot be read as the type the program asks for (int, float …)",
     ),
     (
         "asyncio",
