@@ -200,10 +200,18 @@ def explanation_view(explanation: Explanation) -> RenderableType:
     if not explanation.found:
         parts.append(Text("No exact match.", style="bold yellow"))
     if explanation.ambiguous:
+        # Frames tell sites apart, but not the places that hand one text on to be raised
+        # elsewhere (flask's proxies): the traceback shows the other code's raise.
+        exact = [m for m in explanation.matches if m.kind is MatchKind.EXACT]
+        handed = bool(exact) and all(m.record.message_form == "handed" for m in exact)
         parts.append(
             Text(
                 f"Ambiguous: {explanation.total} sites raise this same message; "
-                "a traceback with frames tells them apart.",
+                + (
+                    "each hands it to the same code, which raises it."
+                    if handed
+                    else "a traceback with frames tells them apart."
+                ),
                 style="yellow",
             )
         )
