@@ -835,3 +835,26 @@ def test_djangos_system_check_messages_are_read_by_their_level_without_the_objec
     )
     one = parse("blog.Post: (models.W042) Auto-created primary key used when not defining one.")
     assert (one.primary.error_class, one.primary.qualified_class) == ("Warning", "Warning")
+
+
+def test_the_frames_colab_folds_are_counted_and_reading_goes_on():
+    # Colab folds a traceback's middle frames into a line of its own, ``5 frames``.
+    text = (
+        "KeyError                                  Traceback (most recent call last)\n"
+        "<ipython-input-40-6acb74aaf00d> in <module>()\n"
+        "----> 8 sp500 = data[0].loc[1:,[0,1,6,7]]\n"
+        "\n"
+        "5 frames\n"
+        "/usr/local/lib/python3.6/dist-packages/pandas/core/indexing.py in"
+        " _validate_read_indexer(self, key, indexer, axis, raise_missing)\n"
+        '-> 1640                 raise KeyError(f"None of [{key}] are in the [{axis_name}]")\n'
+        "\n"
+        "KeyError: \"None of [Int64Index([0, 1], dtype='int64')] are in the [columns]\"\n"
+    )
+    error = parse(text).primary
+    assert error is not None and error.omitted_frames == 5
+    assert error.message == "\"None of [Int64Index([0, 1], dtype='int64')] are in the [columns]\""
+    assert [(frame.path.rsplit("/", 1)[-1], frame.line) for frame in error.frames] == [
+        ("<ipython-input-40-6acb74aaf00d>", 8),
+        ("indexing.py", 1640),
+    ]

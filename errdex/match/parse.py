@@ -1423,7 +1423,8 @@ _IPY_CELL = re.compile(r"[ \t]*Cell In ?\[(?P<n>\d+)\], line (?P<line>\d+)(?:, i
 _IPY_INPUT = re.compile(r"[ \t]*Input In ?\[(?P<n>\d+)\](?:, in (?P<func>.*))?\Z")
 _IPY_ARROW = re.compile(r"-+>[ \t]*(?P<line>\d+)(?:[ \t](?P<source>.*))?\Z")
 _IPY_CONTEXT = re.compile(r"[ \t]+\d+(?:[ \t]|\Z)")
-_IPY_HIDDEN = re.compile(r"\[\.\.\. skipping hidden (\d+) frames?\]\Z")
+_IPY_HIDDEN = re.compile(r"(?:\[\.\.\. skipping hidden (?P<n>\d+) frames?\]|(?P<m>\d+) frames)\Z")
+"""Frames IPython hides (``[... skipping hidden 1 frame]``), or Colab folds (``5 frames``)."""
 
 
 def _ipython_frame(raw: str) -> tuple[str, int | None, str | None] | None:
@@ -1543,7 +1544,7 @@ class _IPythonReader:
                 hidden = _IPY_HIDDEN.match(text)
                 if hidden is not None:
                     if self.cur is not None:
-                        self.cur.omitted += int(hidden[1])
+                        self.cur.omitted += int(hidden["n"] or hidden["m"])
                     i += 1
                     continue
                 if _IPY_CONTEXT.match(raw) or raw[:1] in " \t" or text == "...":
