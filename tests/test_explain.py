@@ -1808,3 +1808,33 @@ def test_what_argparse_itself_prints_is_said_to_be_argparses(cli, tmp_path):
     assert all(match["kind"] == "approximate" for match in answer["matches"])
     choice = "usage: tool [-h] {run,stop}\ntool: error: argument command: invalid choice: 'go'"
     assert "argparse" in explained(cli, choice + " (choose from 'run', 'stop')")["interpreter"]
+
+
+def test_the_statement_a_frame_shows_finds_its_site_in_another_version(cli, tmp_path):
+    # requests' ``raise ConnectionError(e, request=request)`` is at adapters.py:508 in the
+    # version a user ran, 200 lines further down in the one mined.
+    filler = "".join(f"def helper_{n}():\n    return {n}\n\n" for n in range(100))
+    body = (
+        filler
+        + "def send(request, conn):\n"
+        + "    try:\n"
+        + "        return conn.urlopen(request)\n"
+        + "    except ProtocolError as err:\n"
+        + "        raise ConnectionError(err, request=request)\n"
+        + "    except MaxRetryError as e:\n"
+        + "        raise ConnectionError(e, request=request)\n"
+    )
+    src = mined(cli, tmp_path, {"requests/adapters.py": body})
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/app/bing.py", line 416, in search',
+        "    session.get(url)",
+        f'  File "{src}/requests/adapters.py", line 58, in send',
+        "    raise ConnectionError(e, request=request)",
+        "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='bing.comhttps',"
+        " port=443): Max retries exceeded with url: /search",
+    ]
+    best, other = explained(cli, "\n".join(lines))["matches"][:2]
+    assert (best["record"]["lineNumber"], other["record"]["lineNumber"]) == (307, 305)
+    assert best["score"] > other["score"]
+    assert any("shows the record's statement" in note for note in best["evidence"])

@@ -46,6 +46,13 @@ from errdex.store.base import RecordStore, SearchQuery
 
 NEARBY_LINES = 40
 
+SAME_STATEMENT_GAIN = 25.0
+"""What the innermost frame gives a record whose statement is the code line it shows, at
+another line (another version of the file): more than a nearby line, less than its own."""
+
+MAX_STATEMENT_READS = 200
+"""At most this many records of the innermost frame's file are read to compare statements."""
+
 INNERMOST_GAIN = 40.0
 """What the innermost frame at a record's line gives (4 less inside its statement)."""
 
@@ -765,6 +772,8 @@ class Explainer:
                     candidate = _Candidate(record, number, captures, line_note=note)
                     candidates[record] = candidate
                 self._frame_evidence(candidate, frame.line, innermost, number)
+            if innermost:
+                self._same_statement(frame, number, candidates)
         if error.logger:
             module = error.logger.replace(".", "/")
             for path in (f"{module}.py", f"{module}/__init__.py"):
@@ -1235,6 +1244,50 @@ class Explainer:
             note = f"{note}, in the traceback of another error of the chain"
         if gain > candidate.frame_gain:
             candidate.frame_gain, candidate.frame_note = gain, note
+
+    def _same_statement(self, frame: Frame, number: int, candidates: dict[int, _Candidate]) -> None:
+        """Credit the records whose statement is the code line the innermost frame shows.
+
+        Python prints the frame's line of code: in another version of the file, where the
+        line number has moved (requests' ``raise ConnectionError(e, request=request)`` at
+        ``adapters.py`` 508, at 700 in the version mined), the same statement still tells
+        which site it is. Read from the store, for the records of the frame's file that
+        are candidates and that the frame's line is not at.
+        """
+        if not frame.source or frame.line is None:
+            return
+        index = self.index
+        line = frame.line
+        records = [
+            record
+            for record in index.records_in_file(frame.path)
+            if record in candidates and not index.line(record) <= line <= index.end_line(record)
+        ][:MAX_STATEMENT_READS]
+        if not records:
+            return
+        shown = " ".join(frame.source.split())
+        rowids = index.rowids
+        rows = self.store.get_rows([rowids[record] for record in records])
+        for record in records:
+            row = rows.get(rowids[record])
+            if row is None:
+                continue
+            code = row.record.source_code.splitlines()
+            at = row.record.line_number - row.record.source_code_start
+            if not (0 <= at < len(code) and " ".join(code[at].split()) == shown):
+                continue
+            candidate = candidates[record]
+            # Of several such statements in the file, the nearest to the frame's line first.
+            gain = SAME_STATEMENT_GAIN - min(abs(line - index.line(record)), 1000) / 1000
+            if candidate.captures is not None and number != candidate.error:
+                gain /= 2
+            if gain > candidate.frame_gain:
+                candidate.frame_gain = gain
+                candidate.frame_note = (
+                    f"the innermost frame shows the record's statement (`{shown[:80]}`) at"
+                    f" line {line}, the record's at {index.line(record)}"
+                    " (another version of the file?)"
+                )
 
     def _score(
         self,
