@@ -858,3 +858,36 @@ def test_the_frames_colab_folds_are_counted_and_reading_goes_on():
         ("<ipython-input-40-6acb74aaf00d>", 8),
         ("indexing.py", 1640),
     ]
+
+
+def test_a_rich_traceback_panel_reads_as_python_prints_its_frames():
+    # ``rich.traceback`` (typer, many CLIs): ``path:line in function`` (the function on the
+    # next line when the path is long), code lines with the frame's marked ``❱``.
+    edge = "─" * 20
+    body = [
+        "/app/main.py:10 in <module>",
+        "",
+        "    8 │ import requests",
+        "❱ 10 │ requests.get('example.com/api')",
+        "",
+        "/venv/lib/python3.11/site-packages/requests/models.py:438",
+        "in prepare_url",
+        "",
+        "  436 │   │   │   raise MissingSchema(",
+        "❱ 438 │   │   │   │   f'Perhaps you meant https://{url}?'",
+        "  439 │   │   │   )",
+    ]
+    text = "\n".join(
+        [f"╭{edge} Traceback (most recent call last) {edge}╮"]
+        + [f"│ {line:<60} │" for line in body]
+        + [f"╰{'─' * 62}╯", "MissingSchema: Invalid URL 'example.com/api': No scheme supplied."]
+    )
+    (error,) = parse(text).errors
+    assert (error.error_class, error.message) == (
+        "MissingSchema",
+        "Invalid URL 'example.com/api': No scheme supplied.",
+    )
+    assert [(f.path.rsplit("/", 1)[-1], f.line, f.function, f.source) for f in error.frames] == [
+        ("main.py", 10, "<module>", "requests.get('example.com/api')"),
+        ("models.py", 438, "prepare_url", "f'Perhaps you meant https://{url}?'"),
+    ]

@@ -2305,6 +2305,40 @@ _PANEL_TOP = re.compile(
 """The top edge of a Rich panel, with its title: ``╭─ Error ───╮`` (typer's errors)."""
 
 
+_RICH_FRAME = re.compile(r"(?P<path>\S.*?):(?P<line>\d+)(?: in (?P<func>\S+))?\Z")
+_RICH_CODE = re.compile(r"(?P<mark>\u2771)?\s*\d+ \u2502(?P<code>.*)\Z")
+"""A line of code Rich shows under a frame: ``❱ 438 │ │ raise X(…)`` (``❱`` at the frame's)."""
+
+
+def _rich_frames(body: list[str]) -> list[str]:
+    """Write the frames of a Rich traceback panel as Python prints them.
+
+    ``rich.traceback`` (typer's and many CLIs' tracebacks) shows ``path:line in function``
+    (the function on the next line when the path is long) over a few lines of code, the
+    frame's marked ``❱``; Python shows ``File "path", line N, in function`` and that line.
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        text = body[i].strip()
+        frame = _RICH_FRAME.match(text)
+        if frame is not None and "\u2502" not in text:
+            function = frame["func"]
+            if function is None and i + 1 < len(body) and body[i + 1].strip().startswith("in "):
+                i += 1
+                function = body[i].strip()[3:].strip()
+            out.append(f'  File "{frame["path"]}", line {frame["line"]}, in {function or "?"}')
+        else:
+            code = _RICH_CODE.match(text)
+            if code is not None:
+                if code["mark"]:
+                    out.append("    " + code["code"].replace("\u2502", " ").strip())
+            elif text:
+                out.append(body[i])
+        i += 1
+    return out
+
+
 def _unpanelled(lines: list[str]) -> list[str]:
     """Take the text out of Rich panels: ``╭─ Error ─╮`` / ``│ text │`` / ``╰───╯``.
 
@@ -2329,6 +2363,8 @@ def _unpanelled(lines: list[str]) -> list[str]:
         ]
         body = [line[1:] if line.startswith(" ") else line for line in body]
         title = (top["title"] or "").strip()
+        if title.startswith("Traceback"):
+            body = _rich_frames(body)
         if title and body and not title.startswith("Traceback"):
             body[0] = f"{title}: {body[0]}"
         elif title:
