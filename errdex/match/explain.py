@@ -41,7 +41,7 @@ from errdex.match.parse import (
     quick_init,
     repr_message,
 )
-from errdex.models import Match, MatchKind
+from errdex.models import ErrorRecord, Match, MatchKind
 from errdex.store.base import RecordStore, SearchQuery
 
 NEARBY_LINES = 40
@@ -753,7 +753,8 @@ class Explainer:
         logged = _class_is_a_level(error) and not error.frames[1:]
         for position, frame in enumerate(frames):
             innermost = position == len(frames) - 1
-            for record in index.records_in_file(frame.path, logged=logged):
+            in_file = index.records_in_file(frame.path, logged=logged)
+            for record in in_file:
                 candidate = candidates.get(record)
                 if candidate is None:
                     near = (
@@ -773,7 +774,7 @@ class Explainer:
                     candidates[record] = candidate
                 self._frame_evidence(candidate, frame.line, innermost, number)
             if innermost:
-                self._same_statement(frame, number, candidates)
+                self._same_statement(frame, in_file, number, candidates)
         if error.logger:
             module = error.logger.replace(".", "/")
             for path in (f"{module}.py", f"{module}/__init__.py"):
@@ -1031,12 +1032,17 @@ class Explainer:
         Read from the store (the form ``handed``): a traceback shows the other code's raise.
         """
         specific = [c.record for c in candidates if self._spelled(c) >= SPECIFIC]
+        stored = self._stored(specific[:MAX_HANDED_READS])
+        return {record for record, found in stored.items() if found.message_form == "handed"}
+
+    def _stored(self, records: list[int]) -> dict[int, ErrorRecord]:
+        """Read records of the index from the store, by their index number (those it has)."""
         rowids = self.index.rowids
-        rows = self.store.get_rows([rowids[record] for record in specific[:MAX_HANDED_READS]])
+        rows = self.store.get_rows([rowids[record] for record in records])
         return {
-            record
-            for record in specific
-            if (row := rows.get(rowids[record])) is not None and row.record.message_form == "handed"
+            record: row.record
+            for record in records
+            if (row := rows.get(rowids[record])) is not None
         }
 
     def _first_line_matches(
@@ -1245,14 +1251,16 @@ class Explainer:
         if gain > candidate.frame_gain:
             candidate.frame_gain, candidate.frame_note = gain, note
 
-    def _same_statement(self, frame: Frame, number: int, candidates: dict[int, _Candidate]) -> None:
+    def _same_statement(
+        self, frame: Frame, in_file: list[int], number: int, candidates: dict[int, _Candidate]
+    ) -> None:
         """Credit the records whose statement is the code line the innermost frame shows.
 
         Python prints the frame's line of code: in another version of the file, where the
         line number has moved (requests' ``raise ConnectionError(e, request=request)`` at
         ``adapters.py`` 508, at 700 in the version mined), the same statement still tells
-        which site it is. Read from the store, for the records of the frame's file that
-        are candidates and that the frame's line is not at.
+        which site it is. Read from the store, for the records of the frame's file
+        (``in_file``) that are candidates and that the frame's line is not at.
         """
         if not frame.source or frame.line is None:
             return
@@ -1260,20 +1268,15 @@ class Explainer:
         line = frame.line
         records = [
             record
-            for record in index.records_in_file(frame.path)
+            for record in in_file
             if record in candidates and not index.line(record) <= line <= index.end_line(record)
         ][:MAX_STATEMENT_READS]
         if not records:
             return
         shown = " ".join(frame.source.split())
-        rowids = index.rowids
-        rows = self.store.get_rows([rowids[record] for record in records])
-        for record in records:
-            row = rows.get(rowids[record])
-            if row is None:
-                continue
-            code = row.record.source_code.splitlines()
-            at = row.record.line_number - row.record.source_code_start
+        for record, stored in self._stored(records).items():
+            code = stored.source_code.splitlines()
+            at = stored.line_number - stored.source_code_start
             if not (0 <= at < len(code) and " ".join(code[at].split()) == shown):
                 continue
             candidate = candidates[record]

@@ -1052,16 +1052,16 @@ MAX_WARNING_LINES = 40
 """At most this many lines of a warning's message are read before its source line."""
 
 
-def _warning_source(lines: Sequence[str], start: int) -> int | None:
+def _warning_source(lines: Sequence[str], start: int, stop: int) -> int | None:
     """The line of the source ``warnings.formatwarning`` prints after a message of many lines.
 
     It prints ``path:line: Category: message`` and then the source line stripped, indented by
     two spaces; a message may run over lines of its own (sklearn's ``ConvergenceWarning``,
     pandas' ``SettingWithCopyWarning``, whose first line is empty). None when no such line
-    comes before another warning or traceback, or within :data:`MAX_WARNING_LINES`.
+    comes before ``stop`` (see :func:`_warning_stop`).
     """
     indent = " " * (_indent(lines[start]) + 2)
-    for number in range(start + 1, _warning_stop(lines, start)):
+    for number in range(start + 1, stop):
         raw = lines[number]
         if raw.startswith(indent) and raw[len(indent) : len(indent) + 1].strip():
             return number
@@ -1129,14 +1129,14 @@ def _read_warning(scan: Scan, start: int, floor: int) -> Block | None:
         source = lines[end].strip()
         end += 1
     else:
-        found = _warning_source(lines, start)
+        stop = _warning_stop(lines, start)
+        found = _warning_source(lines, start, stop)
         if found is not None:
             message = "\n".join([message, *lines[end:found]]).strip()
             source = lines[found].strip()
             end = found + 1
         elif not message:
             # The message starts on the next line, and the paste stops before the source.
-            stop = _warning_stop(lines, start)
             message = "\n".join(lines[end:stop]).strip()
             end = stop
     builder.add_frame(match["path"], _int(match["line"]), None, source)
