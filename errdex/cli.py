@@ -267,7 +267,10 @@ def mine(
         str | None, typer.Option("--rev", help="Git revision to read (default HEAD).")
     ] = None,
     jobs: Annotated[
-        int | None, typer.Option("--jobs", "-j", help=_shown("Worker processes [env ERRDEX_JOBS]."))
+        int | None,
+        typer.Option(
+            "--jobs", "-j", help=_shown("Processes that mine a source [env ERRDEX_JOBS].")
+        ),
     ] = None,
     include_tests: Annotated[
         bool | None,

@@ -8,11 +8,13 @@ Per-file failures become :class:`~errdex.models.Problem` entries and never abort
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import gc
 import itertools
 import multiprocessing
+import multiprocessing.connection
 import os
 import pickle
 import sys
@@ -25,6 +27,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
@@ -166,23 +169,6 @@ def _encodable(result: FileResult) -> tuple[FileResult, str]:
         return result, result.model_dump_json()
 
 
-def _extract_chunk(
-    window: int, languages: tuple[str, ...], strict: bool, files: list[SourceFile]
-) -> list[tuple[str | None, Problem | None]]:
-    """Worker-process entry point: mine a batch of files with fresh extractors.
-
-    Each result comes back as its JSON, which the parent parses and caches as it is.
-    """
-    chosen = extractors(window=window, languages=languages)
-    batch: list[tuple[str | None, Problem | None]] = []
-    with _collector_paused():
-        for file in files:
-            extractor = next(e for e in chosen if file.path.endswith(e.suffixes))
-            mined, problem = mine_file_json(extractor, file, strict=strict)
-            batch.append((mined[1] if mined is not None else None, problem))
-    return batch
-
-
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector while mining (#3).
@@ -203,20 +189,81 @@ def _collector_paused() -> Iterator[None]:
 
 
 _CHUNK = 16
-"""Files sent to a worker process at a time (fewer when they are big: :data:`_CHUNK_BYTES`)."""
+"""Files in a chunk at most (fewer when they are big: :data:`_CHUNK_BYTES`)."""
 
 _CHUNK_BYTES = 128 * 1024
 """Source bytes that close a chunk before it has :data:`_CHUNK` files."""
 
+_AHEAD = 2
+"""Chunks given to each worker process and not back yet, at most: the one it mines and the
+next, so that it never waits for this process to give it one."""
+
+STOP_SECONDS = 5.0
+"""How long a worker process told to stop may take to finish its chunks before it is killed."""
+
+_Mined = tuple[tuple[FileResult, str] | None, Problem | None]
+"""A file's result and its JSON, or its problem."""
+
+_Sent = list[tuple[str | None, Problem | None]]
+"""A worker's results of a chunk: each file's JSON, or its problem."""
+
+
+def _mine_chunks(
+    tasks: Connection, results: Connection, strict: bool, window: int, languages: tuple[str, ...]
+) -> None:
+    """A worker process: mine the chunks it is given until it is given None.
+
+    A chunk comes as the path of its pickle in the run's spool directory, and its results go
+    back the same way: a pipe never fills, so neither process ever waits for the other to
+    read. An error (``strict``) goes back in place of the results.
+    """
+    gc.disable()  # as in the mining process (see _collector_paused)
+    chosen = extractors(window=window, languages=languages)
+    while (task := tasks.recv()) is not None:
+        number, path = task
+        try:
+            with open(path, "rb") as handle:
+                files: list[SourceFile] = pickle.load(handle)
+            batch: _Sent = []
+            for file in files:
+                extractor = next(e for e in chosen if file.path.endswith(e.suffixes))
+                mined, problem = mine_file_json(extractor, file, strict=strict)
+                batch.append((mined[1] if mined is not None else None, problem))
+            with open(path, "wb") as handle:
+                pickle.dump(batch, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # strict: the file's error; else a bug: the run reports it
+            results.send((number, exc))
+        else:
+            results.send((number, None))
+
+
+@dataclass
+class _Worker:
+    """A worker process of an extraction, and the ends of its two pipes held here."""
+
+    process: multiprocessing.process.BaseProcess
+    tasks: Connection
+    results: Connection
+    given: list[int] = field(default_factory=list)
+    """The chunks it has and has not given back, in order."""
+
 
 class _Extraction:
-    """Extracts a run's files as they are read: here, or in ``settings.jobs`` processes.
+    """Extracts a run's files as they are read: here, or here and in worker processes.
 
-    With more than one job, the worker processes start on entering, before any file is read
-    (reading may hold pipes open, as ``git cat-file --batch`` does: workers forked later
-    would keep git's input open, and git would never see its end). Once two chunks are read,
-    each chunk goes to them as it fills, so that they work while the rest is read; fewer
-    files than that are mined here, when :meth:`results` asks.
+    With ``jobs`` above one, this process is one of the jobs and ``jobs - 1`` worker processes
+    are the others. They start on entering, before any file is read (reading may hold pipes
+    open, as ``git cat-file --batch`` does: workers forked later would keep git's input open,
+    and git would never see its end). The files are cut into chunks as they are read, and each
+    worker is kept :data:`_AHEAD` chunks ahead. Once all are read, this process mines the next
+    chunk no worker has, and between two of its files takes in what the workers gave back and
+    gives them more: every job works until the last chunk.
+
+    No thread helps (a pool's threads wait for this process's interpreter lock while it mines,
+    and the workers waited for them a third of the time): chunks and results go through files
+    of a spool directory, and the pipes carry only their numbers.
+
+    Fewer files than two chunks are all mined here.
 
     Args:
         pipeline: The pipeline whose settings and extractors are used.
@@ -228,37 +275,78 @@ class _Extraction:
         """The files added, in order."""
         self._unsent: list[SourceFile] = []
         self._unsent_bytes = 0
-        self._pool: ProcessPoolExecutor | None = None
-        self._batches: list[Future[list[tuple[str | None, Problem | None]]]] = []
+        self._workers: list[_Worker] = []
+        self._spool: tempfile.TemporaryDirectory[str] | None = None
+        self._chunks: list[list[SourceFile]] = []
+        """The chunks cut, in order; those from :attr:`_next` on are not given out yet."""
+        self._next = 0
+        self._done: dict[int, list[_Mined] | _Sent] = {}
+        """The results of the chunks mined (here, or sent back by a worker)."""
 
     def __enter__(self) -> _Extraction:
-        if self._pipeline.settings.jobs > 1:
+        settings = self._pipeline.settings
+        if settings.jobs > 1:
             _trim_heap()
-            self._pool = ProcessPoolExecutor(max_workers=self._pipeline.settings.jobs)
-            # A fork pool forks all its workers at the first task, at once.
-            self._pool.submit(int).result()
+            self._spool = tempfile.TemporaryDirectory(prefix="errdex-mine-")
+            for _ in range(settings.jobs - 1):
+                tasks, their_tasks = multiprocessing.Pipe()
+                their_results, results = multiprocessing.Pipe()
+                process = multiprocessing.Process(
+                    target=_mine_chunks,
+                    args=(
+                        their_tasks,
+                        their_results,
+                        settings.strict,
+                        settings.window,
+                        settings.languages,
+                    ),
+                    daemon=True,
+                )
+                process.start()
+                their_tasks.close()
+                their_results.close()
+                self._workers.append(_Worker(process, tasks, results))
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
+    def __exit__(self, kind: type[BaseException] | None, *exc_info: object) -> None:
+        self._stop(now=kind is not None)
+
+    def _stop(self, *, now: bool = False) -> None:
+        """End the worker processes (``now``: without letting them finish their chunks)."""
+        for worker in self._workers:
+            if now:
+                worker.process.kill()
+            with contextlib.suppress(OSError):  # it has ended already
+                worker.tasks.send(None)
+        for worker in self._workers:
+            worker.process.join(timeout=STOP_SECONDS)
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join()
+            worker.tasks.close()
+            worker.results.close()
+        self._workers = []
+        if self._spool is not None:
+            self._spool.cleanup()
+            self._spool = None
 
     def add(self, file: SourceFile) -> None:
-        """Queue a file, sending full chunks to the worker processes."""
+        """Queue a file; full chunks go to the worker processes as they have room."""
         self.files.append(file)
-        if self._pipeline.settings.jobs <= 1:
+        if self._spool is None:  # one job
             return
         self._unsent.append(file)
         self._unsent_bytes += len(file.data or b"")
-        if self._pool is not None and (
-            self._batches
+        if (
+            self._chunks
             or len(self._unsent) >= 2 * _CHUNK
             or self._unsent_bytes >= 2 * _CHUNK_BYTES
         ):
-            self._flush(self._pool, final=False)
+            self._cut(final=False)
+            self._serve()
 
-    def _flush(self, pool: ProcessPoolExecutor, *, final: bool) -> None:
-        """Send the unsent files in chunks of :data:`_CHUNK` files or :data:`_CHUNK_BYTES`.
+    def _cut(self, *, final: bool) -> None:
+        """Cut the unsent files into chunks of :data:`_CHUNK` files or :data:`_CHUNK_BYTES`.
 
         A big file closes its chunk early, so that the last chunks are small and the
         processes finish together. Unless ``final``, a chunk not yet full stays.
@@ -269,42 +357,114 @@ class _Extraction:
             chunk.append(file)
             size += len(file.data or b"")
             if len(chunk) >= _CHUNK or size >= _CHUNK_BYTES:
-                self._send(pool, chunk)
+                self._chunks.append(chunk)
                 chunk, size = [], 0
         if final and chunk:
-            self._send(pool, chunk)
+            self._chunks.append(chunk)
             chunk, size = [], 0
         self._unsent, self._unsent_bytes = chunk, size
 
-    def _send(self, pool: ProcessPoolExecutor, chunk: list[SourceFile]) -> None:
-        settings = self._pipeline.settings
-        self._batches.append(
-            pool.submit(_extract_chunk, settings.window, settings.languages, settings.strict, chunk)
+    def _serve(self, *, wait: bool = False) -> None:
+        """Take in the workers' results, and give each the next chunks while it has room.
+
+        Args:
+            wait: Block until one worker gives a chunk back (when this process has no
+                chunk left to mine).
+        """
+        busy = [w for w in self._workers if w.given]
+        if wait and busy:
+            multiprocessing.connection.wait(
+                [w.results for w in busy] + [w.process.sentinel for w in busy]
+            )
+        for worker in list(self._workers):
+            try:
+                while worker.results.poll():
+                    number, error = worker.results.recv()
+                    if error is not None:
+                        raise error
+                    path = self._chunk_path(number)
+                    with open(path, "rb") as handle:
+                        self._done[number] = pickle.load(handle)
+                    os.unlink(path)
+                    worker.given.remove(number)
+                while len(worker.given) < _AHEAD and self._next < len(self._chunks):
+                    path = self._chunk_path(self._next)
+                    with open(path, "wb") as handle:
+                        pickle.dump(self._chunks[self._next], handle, pickle.HIGHEST_PROTOCOL)
+                    worker.tasks.send((self._next, path))
+                    worker.given.append(self._next)
+                    self._next += 1
+            except (EOFError, OSError):  # its end of a pipe closed: it has ended
+                self._lost(worker)
+
+    def _lost(self, worker: _Worker) -> None:
+        """Report the files of a worker process that ended before giving their results back.
+
+        The run goes on without it (a file that crashes Python's parser would crash this
+        process too if it were mined here): each file of its chunks is a problem.
+
+        Raises:
+            ExtractionError: With ``settings.strict``.
+        """
+        worker.process.join(timeout=STOP_SECONDS)
+        self._workers.remove(worker)
+        worker.tasks.close()
+        worker.results.close()
+        message = (
+            f"not mined: the worker process mining it ended "
+            f"(exit code {worker.process.exitcode}); --jobs 1 mines every file here"
         )
+        for number in worker.given:
+            chunk = self._chunks[number]
+            if self._pipeline.settings.strict:
+                raise ExtractionError(message, path=chunk[0].path, kind=ProblemKind.INTERNAL.value)
+            lost: list[_Mined] = [
+                (None, Problem(path=file.path, kind=ProblemKind.INTERNAL, message=message))
+                for file in chunk
+            ]
+            self._done[number] = lost
+
+    def _chunk_path(self, number: int) -> str:
+        assert self._spool is not None
+        return os.path.join(self._spool.name, f"{number}.pickle")
+
+    def _mine_here(self, chunk: list[SourceFile], *, serve: bool = False) -> list[_Mined]:
+        strict, pick = self._pipeline.settings.strict, self._pipeline._pick
+        mined: list[_Mined] = []
+        for file in chunk:
+            mined.append(mine_file_json(pick(file.path), file, strict=strict))
+            if serve:
+                self._serve()
+        return mined
 
     def results(
         self,
     ) -> Iterator[tuple[SourceFile, tuple[FileResult, str] | None, Problem | None]]:
         """Yield each file added with its result (and JSON) or its problem, in order."""
-        strict = self._pipeline.settings.strict
-        if not self._batches and self._pool is not None:
-            # Too few files to be worth sending: mined here.
-            self._pool.shutdown()
-            self._pool = None
-        if self._pool is None:
-            for file in self.files:
-                yield file, *mine_file_json(self._pipeline._pick(file.path), file, strict=strict)
+        if not self._chunks:
+            # No worker, or too few files to be worth sending: mined here.
+            self._stop()
+            for file, mined in zip(self.files, self._mine_here(self.files), strict=True):
+                yield file, *mined
             return
-        self._flush(self._pool, final=True)
+        self._cut(final=True)
         files = iter(self.files)
-        for batch in self._batches:
-            for payload, problem in batch.result():
-                mined = None
-                if payload is not None:
-                    mined = FileResult.model_validate_json(payload), payload
-                yield next(files), mined, problem
-        # Done: no thread of the pool may outlive extraction (see _can_fork).
-        self._pool.shutdown()
+        for number in range(len(self._chunks)):
+            self._serve()
+            while number not in self._done:
+                if self._next < len(self._chunks):
+                    mine, self._next = self._next, self._next + 1
+                    # Serving between files gives out further chunks: ``mine`` stays.
+                    self._done[mine] = self._mine_here(self._chunks[mine], serve=True)
+                else:
+                    self._serve(wait=True)
+            for item in self._done.pop(number):
+                payload, problem = item
+                if isinstance(payload, str):  # a worker's
+                    item = (FileResult.model_validate_json(payload), payload), problem
+                yield next(files), *item
+        # Done: no worker process may outlive extraction (see _can_fork).
+        self._stop()
 
 
 _BUILD_JOB: tuple[list[RaiseSite], SourceInfo, datetime, Callable[..., EncodedRecord]] | None = None

@@ -76,7 +76,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Archive entries that inflate to more than this many times their size are refused.",
     ),
     Setting("window", "Lines of source kept on each side of a site (sourceCode)."),
-    Setting("jobs", "Worker processes used to mine one source."),
+    Setting("jobs", "Processes that mine one source (this one and jobs - 1 workers)."),
     Setting("include_tests", "Also mine test files (tests/, test_*.py, conftest.py)."),
     Setting(
         "languages",
@@ -115,7 +115,7 @@ class Settings(BaseModel):
         max_compression_ratio: Decompression-bomb guard: the largest uncompressed-to-compressed
             ratio an archive entry may have.
         window: Lines of context on each side of a site.
-        jobs: Worker processes used to mine one source.
+        jobs: Processes that mine one source (this one and ``jobs - 1`` workers).
         include_tests: Whether test files are mined.
         languages: The languages mined; empty for every language errdex reads.
         strict: Whether a per-file problem raises instead of being reported.

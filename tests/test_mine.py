@@ -644,6 +644,76 @@ def test_mining_pauses_the_cyclic_collector_and_restores_it(tmp_path, monkeypatc
     assert seen == [False, False]
 
 
+_MINE_SPY = """
+import os, sys, time
+from pathlib import Path
+import errdex.pipeline as pipeline
+seen, mine_file_json, main = Path(sys.argv[1]), pipeline.mine_file_json, os.getpid()
+(seen / f"main-{main}").touch()
+def spy(extractor, file, **kwargs):
+    if os.getpid() != main:
+        if os.environ.get("DIE_IN_WORKER"):
+            os._exit(7)
+        time.sleep(0.02)  # a slow worker: this process surely mines chunks too
+    (seen / f"{file.path}-{os.getpid()}").touch()
+    return mine_file_json(extractor, file, **kwargs)
+pipeline.mine_file_json = spy
+from errdex.cli import app
+app(sys.argv[2:])
+"""
+
+
+def _mine_watched(src, db, seen, *options, die=False):
+    """Mine with two jobs in a process of its own; return it, its pid and who mined what."""
+    seen.mkdir()
+    process = subprocess.run(
+        [sys.executable, "-c", _MINE_SPY, str(seen), "mine", str(src), "--db", str(db)]
+        + ["--jobs", "2", "--json", *options],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DIE_IN_WORKER": "1" if die else ""},
+        timeout=300,
+    )
+    mined = {path: int(pid) for path, _, pid in (p.name.rpartition("-") for p in seen.iterdir())}
+    return process, mined.pop("main"), mined
+
+
+def test_the_mining_process_mines_chunks_beside_its_workers(cli, tmp_path, db):
+    # With two jobs, one worker process and the mining process itself extract (#3): before,
+    # two workers did, and this process took a core from them while it read their results.
+    src = _project(tmp_path / "proj", files=80)
+    process, pid, mined = _mine_watched(src, db, tmp_path / "seen")
+    assert process.returncode == 0, process.stderr
+    assert json.loads(process.stdout)["records"] == 80 * 6
+    assert sorted(mined) == sorted(p.name for p in src.iterdir())  # each file once
+    pids = set(mined.values())
+    assert len(pids) == 2 and pid in pids
+    parallel = records_of(cli)
+    db.unlink()
+    assert cli("mine", str(src), "--jobs", "1").exit_code == 0
+    assert _comparable(records_of(cli)) == _comparable(parallel)
+
+
+def test_a_worker_process_that_dies_loses_only_its_files(cli, tmp_path, db):
+    # Its files are problems that say why; the run goes on and mines the others here.
+    src = _project(tmp_path / "proj", files=80)
+    process, pid, mined = _mine_watched(src, db, tmp_path / "seen", die=True)
+    assert process.returncode == 0, process.stderr
+    report = json.loads(process.stdout)
+    lost = {p["path"] for p in report["problems"]}
+    assert lost and all(
+        p["kind"] == "internal" and "worker process mining it ended (exit code 7)" in p["message"]
+        for p in report["problems"]
+    )
+    assert set(mined.values()) == {pid}  # the worker died before it marked a file
+    assert lost.isdisjoint(mined) and lost | set(mined) == {p.name for p in src.iterdir()}
+    assert {r["filePath"] for r in records_of(cli)} == set(mined)
+    assert report["records"] == 6 * len(mined)
+
+    strict, _, _ = _mine_watched(src, db, tmp_path / "strict", "--strict", die=True)
+    assert strict.returncode == 2 and "worker process mining it ended" in strict.stderr
+
+
 _FREED_HEAP_THEN_FORK = """
 import os, sys
 from errdex.pipeline import Pipeline, _Extraction
