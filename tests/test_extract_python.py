@@ -1569,6 +1569,59 @@ def test_message_helpers_give_one_record_per_caller_that_passes_text():
     assert one(sites, 7, "base.py").form == "helper"
 
 
+def test_a_logging_helper_formats_its_callers_arguments_as_logging_does():
+    # django's ``log_response(message, *args, response=None, …)`` logs with
+    # ``getattr(logger, level)(message, *args)``: each caller's text is a log record, with
+    # logging's ``%`` applied to the arguments after the message (#3).
+    sites = mine(
+        {
+            "log.py": """\
+            import logging
+            request_logger = logging.getLogger("django.request")
+
+            def log_response(message, *args, response=None, request=None, level=None):
+                if level is None:
+                    level = "error" if response.status_code >= 500 else "warning"
+                escaped = tuple(str(a).encode("unicode_escape").decode() for a in args)
+                getattr(request_logger, level)(message, *escaped, extra={"request": request})
+
+            def log_fixed(message, *args):
+                getattr(request_logger, "error")(message, *args)
+            """,
+            "csrf.py": """\
+            from log import log_response, log_fixed
+
+            def reject(request, reason, response):
+                log_response(
+                    "Forbidden (%s): %s", reason, request.path, response=response, request=request
+                )
+                log_response("Method Not Allowed (%s): %s", request.method, request.path)
+                log_fixed("Gone: %s", request.path)
+                log_response("no arguments: 100%% sure")
+                log_response("%s: %s", response.reason_phrase, request.path)
+            """,
+        }
+    )
+    forbidden = one(sites, 4, "csrf.py")
+    assert (forbidden.kind, forbidden.error_class, forbidden.form) == (
+        SiteKind.LOG,
+        "WARNING",  # a level chosen at run time
+        "helper",
+    )
+    assert forbidden.template.text == "Forbidden ({reason}): {request.path}"
+    assert forbidden.defined_at == Location(path="log.py", line=8)
+    assert one(sites, 7, "csrf.py").template.text == (
+        "Method Not Allowed ({request.method}): {request.path}"
+    )
+    fixed = one(sites, 8, "csrf.py")
+    assert (fixed.error_class, fixed.template.text) == ("ERROR", "Gone: {request.path}")
+    # Without arguments, logging leaves the text as it is.
+    assert one(sites, 9, "csrf.py").template.text == "no arguments: 100%% sure"
+    # A caller's text of no words adds nothing to the helper's own record.
+    assert not [s for s in sites if s.path == "csrf.py" and s.line == 10]
+    assert one(sites, 8, "log.py").template.text == "{message}"
+
+
 def test_a_parameters_helper_method_is_found_through_its_annotation():
     sites = mine(
         {

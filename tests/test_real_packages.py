@@ -145,6 +145,17 @@ EXPECTED = [
         {"defined_at": Location(path="django/middleware/csrf.py", line=31)},
     ),
     (
+        # A logging helper's caller: ``log_response("Forbidden (%s): %s", reason, …)``.
+        "django",
+        "django/middleware/csrf.py",
+        211,
+        "log",
+        "WARNING",
+        ["Forbidden ({reason}): {request.path}"],
+        "helper",
+        {"defined_at": Location(path="django/utils/log.py", line=293)},
+    ),
+    (
         "pydantic",
         "pydantic/deprecated/config.py",
         23,

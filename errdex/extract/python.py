@@ -215,7 +215,7 @@ _DEFAULT_PARAMETERS = frozenset({"message", "msg", "detail", "default_message", 
 # Names of functions whose calls may hand a message to a helper (checked before the link step
 # knows which functions are helpers, so that only plausible calls are kept).
 _HELPER_NAME = re.compile(
-    r"err|fail|raise|abort|warn|exception|invalid|reject|fatal|die|panic|complain|bad|"
+    r"err|fail|raise|abort|warn|exception|invalid|reject|fatal|die|panic|complain|bad|log|"
     r"check|validate|ensure|require|assert|expect|verify",
     re.IGNORECASE,
 )
@@ -263,6 +263,7 @@ _MAX_CALLERS = 10
 _MAX_DOCSTRING = 400
 _MAX_FRAGMENT = 80  # annotations and defaults longer than this are written ``...``
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD = re.compile(r"[^\W_]")  # a letter or a digit: text that says something
 _SUBJECT_NODES = (ast.Name, ast.Attribute, ast.Subscript)
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _BUILTIN_ANCESTORS: dict[str, list[str]] = {
@@ -1140,6 +1141,12 @@ class _FunctionInfo:
     forwards: list[dict[str, Any]] = field(default_factory=list)
     class_param: str | None = None
     """The parameter whose class the function returns an instance of (``return error_type(…)``)."""
+    positional: int = 0
+    """How many parameters a call may pass by position (before ``*args``)."""
+    vararg: str | None = None
+    helper_percent: bool = False
+    """The helper logs its message with its ``*args`` (``logger.warning(message, *args)``):
+    logging formats the message with the caller's further arguments."""
 
     def export(self) -> dict[str, Any] | None:
         texts = any(literal_length(b.parts) or has_reference(b.parts) for b in self.messages)
@@ -1176,6 +1183,8 @@ class _FunctionInfo:
                 "sites": self.helper_sites,
                 "status": self.helper_status,
             }
+            if self.helper_percent:
+                data["helper"]["percent"] = self.positional
         return data
 
 
@@ -2145,6 +2154,8 @@ class _ModuleExtractor:
             qualname=qualname,
             line=node.lineno,
             params=positional + keyword_only,
+            positional=len(positional),
+            vararg=arguments.vararg.arg if arguments.vararg else None,
             method=(
                 ("static" if "staticmethod" in decorators else "class")
                 if direct_method and decorators & {"staticmethod", "classmethod"}
@@ -3078,8 +3089,67 @@ class _ModuleExtractor:
             }
         )
 
+    def _helper_of(self, message: ast.expr | None) -> _FunctionInfo | None:
+        """The function whose message parameter ``message`` is, still as the caller passed it."""
+        info = self._scope.info
+        if (
+            info is not None
+            and info.helper_param is not None
+            and isinstance(message, ast.Name)
+            and message.id == info.helper_param
+            and message.id not in self._scope.assigned
+        ):
+            return info
+        return None
+
+    def _log(self, call: ast.Call, message: ast.expr, level: str, statement: ast.stmt) -> None:
+        """A logging call's site: ``logger.<level>(message, *args)``, ``%`` applied to args."""
+        extra = call.args[1:]
+        values = percent_values(list(extra)) if extra else None
+        builds = [
+            b if values is None else _with_percent(b, values) for b in self.builder.build(message)
+        ]
+        info = self._helper_of(message)
+        if (
+            info is not None
+            and info.vararg is not None
+            and any(type(a) is ast.Starred for a in extra)
+        ):
+            # django's ``log_response(message, *args, …)`` logs ``(message, *args)`` (5.2.8 on:
+            # ``*escaped_args``, made from them): the caller's further arguments fill it.
+            info.helper_percent = True
+        self._emit_builds(
+            statement,
+            builds,
+            message,
+            kind=SiteKind.LOG,
+            error_class=_LEVEL_CLASS.get(level, level.split("_")[0].upper()),
+            severity=_LOG_LEVELS[level],
+        )
+
+    def _dynamic_log(self, call: ast.Call, func: ast.Call, statement: ast.stmt) -> None:
+        """Read ``getattr(logger, level)(message, *args)`` as a logging call.
+
+        A literal level is that level; one chosen at run time is recorded as a warning.
+        """
+        if not (
+            type(func.func) is ast.Name
+            and func.func.id == "getattr"
+            and len(func.args) >= 2
+            and "log" in _receiver_name(func.args[0]).lower()
+        ):
+            return
+        level = func.args[1]
+        name = level.value if type(level) is ast.Constant else None
+        message = call.args[0] if call.args else _keyword(call, "msg")
+        if message is not None:
+            self._log(call, message, name if name in _LOG_LEVELS else "warning", statement)
+
     def _call(self, call: ast.Call, statement: ast.stmt) -> None:
         func = call.func
+        if type(func) is ast.Call:
+            self._dynamic_log(call, func, statement)
+            return
         if not isinstance(func, (ast.Attribute, ast.Name)):
             return
         scope = self._scope
@@ -3109,20 +3179,7 @@ class _ModuleExtractor:
             message = call.args[0] if call.args else _keyword(call, "msg")
             if message is None:
                 return
-            extra = call.args[1:]
-            values = percent_values(list(extra)) if extra else None
-            builds = [
-                b if values is None else _with_percent(b, values)
-                for b in self.builder.build(message)
-            ]
-            self._emit_builds(
-                statement,
-                builds,
-                message,
-                kind=SiteKind.LOG,
-                error_class=_LEVEL_CLASS.get(name, name.split("_")[0].upper()),
-                severity=_LOG_LEVELS[name],
-            )
+            self._log(call, message, name, statement)
         elif name == "warn" and (
             receiver == "warnings"
             or (
@@ -3281,14 +3338,8 @@ class _ModuleExtractor:
                 if not isinstance(argument, ast.Starred) and self.builder.is_string_like(argument):
                     message = argument
                     break
-        info = self._scope.info
-        if (
-            info is not None
-            and info.helper_param is not None
-            and isinstance(message, ast.Name)
-            and message.id == info.helper_param
-            and message.id not in self._scope.assigned  # still what the caller passed
-        ):
+        info = self._helper_of(message)
+        if info is not None:
             # A helper of a helper (SQLAlchemy's ``warn(msg)`` → ``_warnings_warn(msg, …)``):
             # the link step makes this function a helper too.
             info.forwards.append(self._call_spec(call, func))
@@ -5325,6 +5376,20 @@ class _Linker:
         values, passed = self._arguments(module, call, params, function.get("defaults") or {})
         if parameter not in passed or not literal_length(values[parameter]):
             return None
+        positional = (function.get("helper") or {}).get("percent")
+        if positional is not None:
+            # ``log_response("Forbidden (%s): %s", reason, request.path, …)``: logging formats
+            # the message with the arguments after the named ones.
+            positional -= _implicit(function, skip)
+            extra = list(call.get("args") or [])[positional:]
+            for name in params[positional:]:
+                if name not in (call.get("keywords") or {}):
+                    values.pop(name, None)  # bound by position, wrongly: they are keywords
+            if extra:
+                items = ["".join(str(p[0]) for p in argument) for argument in extra]
+                values[parameter] = apply_percent_values(values[parameter], {"items": items})
+            if not any(not p.hole and _WORD.search(p.text) for p in values[parameter]):
+                return None  # ``"%s: %s"``: no text of the caller's, the helper's record says all
         error_class = _passed_class(error_class, values, passed, function)
         status = inner.http_status
         status_param = (function.get("helper") or {}).get("status")
