@@ -1385,6 +1385,12 @@ def test_a_message_python_itself_raises_is_no_exact_match_without_a_frame(cli, t
     stdlib = library.replace("requests.exceptions.", "json.decoder.")
     said = explained(cli, stdlib)["interpreter"]
     assert said.startswith("Python's json module raises this JSONDecodeError:")
+    # A database layer's PEP 249 class raises the driver's message again: SQLite's (#4).
+    said = explained(cli, "django.db.utils.OperationalError: no such table: auth_user")
+    assert said["interpreter"].startswith(
+        "Python's sqlite3 module raises this OperationalError: a query names a table"
+    )
+    assert explained(cli, "pkg.errors.NoTable: no such table: auth_user")["interpreter"] is None
 
 
 @pytest.mark.parametrize(
@@ -1406,6 +1412,10 @@ def test_a_message_python_itself_raises_is_no_exact_match_without_a_frame(cli, t
         ("JSONDecodeError", "Expecting value: line 1 column 1 (char 0)", None),
         ("TypeError", "Object of type datetime is not JSON serializable", None),
         ("ValueError", "cannot convert float NaN to integer", None),
+        # SQLite's, through the sqlite3 module.
+        ("IntegrityError", "UNIQUE constraint failed: users.email", "UNIQUE constraint failed: {}"),
+        ("OperationalError", "database is locked", "database is locked"),
+        ("IntegrityError", "database is locked", "no"),
         # What asyncio logs, with the task it names on the next line.
         (
             None,

@@ -31,7 +31,7 @@ from errdex.match.index import (
     load_index,
     save_index,
 )
-from errdex.match.interpreter import InterpreterMessage, interpreter_message
+from errdex.match.interpreter import DBAPI_ERRORS, InterpreterMessage, interpreter_message
 from errdex.match.parse import (
     BUILTIN_EXCEPTIONS,
     Frame,
@@ -478,6 +478,8 @@ def _interpreter_message(error: ParsedError) -> InterpreterMessage | None:
         qualified is not None
         and "." in qualified
         and qualified.split(".", 1)[0] not in sys.stdlib_module_names
+        # django's ``django.db.utils.OperationalError`` raises the driver's message again
+        and error.error_class not in DBAPI_ERRORS
     ):
         return None  # a library's own class (``requests.exceptions.ConnectionError``)
     return interpreter_message(error.error_class, error.message)

@@ -596,7 +596,86 @@ _LIBRARY: tuple[tuple[str, str, str, str], ...] = (
         "cannot schedule new futures after {}shutdown",
         "work was submitted to an executor that was shut down",
     ),
+    # SQLite's own messages, which the sqlite3 module raises and database layers (django's
+    # ``django.db.utils.OperationalError``, SQLAlchemy's) raise again as their own.
+    (
+        "sqlite3",
+        "OperationalError",
+        "no such table: {}",
+        "a query names a table the database does not have: the schema was not created or"
+        " migrated (django: python manage.py migrate), or the program opened another database"
+        " file than the one it set up (a relative path, resolved from another directory)",
+    ),
+    (
+        "sqlite3",
+        "OperationalError",
+        "no such column: {}",
+        "a query names a column the table does not have: the database's schema is older than"
+        " the code (run the migrations)",
+    ),
+    (
+        "sqlite3",
+        "OperationalError",
+        "table {} already exists",
+        "a table was created that the database has already (a migration applied twice, or a"
+        " schema created outside the migrations)",
+    ),
+    (
+        "sqlite3",
+        "OperationalError",
+        "database is locked",
+        "another connection held a write lock longer than this one waits (a long write"
+        " transaction, another process writing, or a connection left open in a transaction)",
+    ),
+    (
+        "sqlite3",
+        "OperationalError",
+        "unable to open database file",
+        "the database file cannot be opened or created: its directory does not exist, or the"
+        " process may not write there",
+    ),
+    (
+        "sqlite3",
+        "OperationalError",
+        "attempt to write a readonly database",
+        "the database file, or the directory that holds its journal, is not writable by the"
+        " process",
+    ),
+    (
+        "sqlite3",
+        "IntegrityError",
+        "UNIQUE constraint failed: {}",
+        "a row was written with a value that another row of the table already has in a unique"
+        " column",
+    ),
+    (
+        "sqlite3",
+        "IntegrityError",
+        "NOT NULL constraint failed: {}",
+        "a row was written without a value for a column that requires one",
+    ),
+    (
+        "sqlite3",
+        "IntegrityError",
+        "FOREIGN KEY constraint failed",
+        "a row refers to a row of another table that does not exist, or a row that others"
+        " still refer to was deleted",
+    ),
 )
+
+DBAPI_ERRORS = frozenset(
+    {
+        "DatabaseError",
+        "OperationalError",
+        "IntegrityError",
+        "ProgrammingError",
+        "InterfaceError",
+        "DataError",
+        "InternalError",
+        "NotSupportedError",
+    }
+)
+"""PEP 249's exception names: whatever package raises one, its message is the driver's."""
 
 _ENTRIES = [InterpreterMessage(*message) for message in _MESSAGES] + [
     InterpreterMessage(error_class, template, meaning, module)
