@@ -653,6 +653,39 @@ def test_an_unmarked_cut_counts_only_when_the_paste_stops_inside_the_text(cli, t
     assert all(match["kind"] == "approximate" for match in answer["matches"])
 
 
+def test_a_one_line_paste_of_a_long_messages_first_sentences_finds_it(cli, tmp_path):
+    # fastapi's ``Invalid args for response field! Hint: check that {type_} is a valid
+    # Pydantic field type. If you are using …``: users paste its first sentences (#4).
+    mined(
+        cli,
+        tmp_path,
+        {
+            "pkg/utils.py": (
+                "def create(type_):\n"
+                "    raise FastAPIError(\n"
+                '        "Invalid args for response field! Hint: "\n'
+                '        f"check that {type_} is a valid Pydantic field type. "\n'
+                '        "If you are using a return type annotation that is not a valid field"\n'
+                '        " you can disable it with response_model=None."\n'
+                "    )\n"
+                "def other():\n"
+                '    raise FastAPIError("Prefix and path cannot be both empty")\n'
+            )
+        },
+    )
+    text = (
+        "FastAPIError: Invalid args for response field! Hint: check that <class 'User'> is a"
+        " valid Pydantic field type."
+    )
+    best = explained(cli, text)["matches"][0]
+    assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 2)
+    assert best["captures"] == {"type_": "<class 'User'>"}
+    assert any("not all of it was pasted" in note for note in best["evidence"])
+    # Fewer literal characters than that may be another message's whole text: no evidence.
+    short = explained(cli, "FastAPIError: Invalid args for response field!")
+    assert all(match["kind"] == "approximate" for match in short["matches"])
+
+
 def test_a_multi_line_message_pasted_without_its_end_finds_its_template(cli, tmp_path):
     text = (
         "[2019-08-13 13:56:43,760: ERROR/MainProcess] Received unregistered task of type"

@@ -78,8 +78,8 @@ _ALIASES = {
 
 
 UNMARKED_CUT = 60
-"""A multi-line message that stops before its template's end, with no ``...`` to say it was
-cut, counts only when it shows at least this many of the template's literal characters."""
+"""A message that stops before its template's end, with no ``...`` to say it was cut, counts
+only when it shows at least this many of the template's literal characters."""
 
 MAX_PARAGRAPHS = 10
 """A message's leading paragraphs are tried alone (text appended after a message) up to this."""
@@ -811,8 +811,10 @@ class Explainer:
         elif "\n" in message.strip():
             if self._verify_cut(number, message, candidates, marked=False):
                 return
-        elif self._verify_first_line(number, message, candidates):
-            return
+        elif self._verify_first_line(number, message, candidates) or self._verify_cut(
+            number, message, candidates, marked=False
+        ):
+            return  # its first line, or its first sentences (fastapi's long ``Invalid args …``)
         if lead and lead != message.strip():
             note = "the text before the traceback matches the template"
             if self._verify_variants(
