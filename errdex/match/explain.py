@@ -1148,13 +1148,16 @@ class Explainer:
             How many templates were added.
         """
         text = message.rstrip().removesuffix("...").removesuffix("…").rstrip()
+        least = SPECIFIC if marked else UNMARKED_CUT
+        if len(text) < least:
+            return 0  # it cannot show that many of a template's characters
         fits = self.index.verify_cut(text)
         if not marked:
             # Unmarked, only a paste that stops inside the template's text counts: one that
             # stops inside a hole may as well go on with other text.
             fits = [fit for fit in fits if not any(_cut_in_hole(value) for value in fit[1])]
         most = max((shown for _, _, shown in fits), default=0)
-        if most < (SPECIFIC if marked else UNMARKED_CUT):
+        if most < least:
             return 0
         note = (
             f"the message is cut short; the {most} literal characters it shows match"
