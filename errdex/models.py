@@ -531,6 +531,27 @@ class ErrorRecord(SeedRecord):
         return self.model_dump(mode="json")
 
 
+class CapturedText(_Model):
+    """A record whose message is a value a match captured: where that text comes from.
+
+    django logs ``Forbidden ({reason}): {request.path}``; the ``reason`` a paste shows, ``CSRF
+    cookie not set.``, is the message of the ``RejectRequest`` raised at ``csrf.py:362``.
+
+    Attributes:
+        hole: The hole whose value it is.
+        id: The record's id.
+        file_path: The record's file.
+        line_number: The record's line.
+        error_class: The record's class.
+    """
+
+    hole: str
+    id: str
+    file_path: str
+    line_number: int
+    error_class: str
+
+
 class Match(_Model):
     """One record that may explain a pasted error, and why.
 
@@ -542,6 +563,7 @@ class Match(_Model):
         evidence: Why it ranks where it does, one short sentence each.
         captures: The value of each hole in the pasted message, by hole name.
         error: Which parsed error (index into the parsed input's errors) it explains.
+        captured_texts: The records whose message a captured value is.
     """
 
     record: ErrorRecord
@@ -550,6 +572,7 @@ class Match(_Model):
     evidence: list[str] = Field(default_factory=list)
     captures: dict[str, str] = Field(default_factory=dict)
     error: int = 0
+    captured_texts: list[CapturedText] = Field(default_factory=list)
 
 
 class RecordEnvelope(_Model):

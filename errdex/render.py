@@ -240,6 +240,10 @@ def match_panel(match: Match) -> RenderableType:
         captured = Table.grid(padding=(0, 1))
         for name, value in match.captures.items():
             captured.add_row(Text(name, style="magenta"), "=", Text(repr(value)))
+            for text in match.captured_texts:
+                if text.hole == name:
+                    where = f"{text.file_path}:{text.line_number} ({text.error_class})"
+                    captured.add_row("", "", Text(f"the message of {where}", style="cyan"))
         body.append(captured)
     body.append(Text("\n".join(f"- {line}" for line in match.evidence), style="dim"))
     if record.source_code:

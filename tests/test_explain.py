@@ -686,6 +686,36 @@ def test_a_one_line_paste_of_a_long_messages_first_sentences_finds_it(cli, tmp_p
     assert all(match["kind"] == "approximate" for match in short["matches"])
 
 
+_REASON_SOURCES = {
+    "pkg/csrf.py": (
+        "import logging\n"
+        "logger = logging.getLogger(__name__)\n"
+        "def check(secret):\n"
+        "    if secret is None:\n"
+        '        raise RejectRequest("CSRF cookie not set.")\n'
+        "def reject(reason, path):\n"
+        '    logger.warning("Forbidden (%s): %s", reason, path)\n'
+    )
+}
+
+
+def test_a_captured_value_that_is_another_records_message_names_it(cli, tmp_path):
+    # django logs ``Forbidden (%s): %s`` with the reason of the ``RejectRequest`` it caught:
+    # the reason's own record says why (#4).
+    mined(cli, tmp_path, _REASON_SOURCES)
+    best = explained(cli, "Forbidden (CSRF cookie not set.): /login/")["matches"][0]
+    assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 7)
+    made = best["capturedTexts"]
+    assert [(t["hole"], t["filePath"], t["lineNumber"], t["errorClass"]) for t in made] == [
+        ("reason", "pkg/csrf.py", 5, "RejectRequest")
+    ]
+    shown = cli("explain", "Forbidden (CSRF cookie not set.): /login/", "--top", "1").output
+    assert "the message of pkg/csrf.py:5 (RejectRequest)" in shown
+    # A value no record makes, or too short to tell, names nothing.
+    other = explained(cli, "Forbidden (a reason of its own): /login/")["matches"][0]
+    assert other["kind"] == "exact" and other["capturedTexts"] == []
+
+
 def test_a_multi_line_message_pasted_without_its_end_finds_its_template(cli, tmp_path):
     text = (
         "[2019-08-13 13:56:43,760: ERROR/MainProcess] Received unregistered task of type"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from conftest import SEED_PATH
+from conftest import SEED_PATH, make_repo
 from jinja2 import meta
 from test_web_helpers import (  # noqa: F401 (fixtures)
     DANGEROUS,
@@ -21,6 +21,7 @@ from test_web_helpers import (  # noqa: F401 (fixtures)
     web_db,
     web_store,
 )
+from typer.testing import CliRunner
 
 from errdex.web import pages
 
@@ -283,3 +284,26 @@ def test_links_of_records_with_odd_repos_work(tmp_path, seed_text):
                 assert odd.get(link["href"]).status_code == 200, link["href"]
         for link in page(odd, "/sources").select("td a"):
             assert odd.get(link["href"]).status_code == 200, link["href"]
+
+
+def test_explain_page_links_a_captured_value_to_the_record_whose_message_it_is(tmp_path):
+    # The reason django logs is the message of a raise: the page links that record (#4).
+    from test_explain import _REASON_SOURCES
+
+    from errdex.cli import app
+    from errdex.store.sqlite import SQLiteStore
+
+    db = tmp_path / "store.sqlite3"
+    make_repo(tmp_path / "proj", _REASON_SOURCES)
+    result = CliRunner().invoke(app, ["mine", str(tmp_path / "proj"), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    with SQLiteStore(db) as store:
+        html = page(
+            Client(make_app(db, store)),
+            "/explain",
+            params={"q": "Forbidden (CSRF cookie not set.): /login/"},
+        )
+        made = html.select_one("article.match table.captures span.made-at")
+        assert made.get_text(" ", strip=True) == ("the message of pkg/csrf.py:5 RejectRequest")
+        record_page = page(Client(make_app(db, store)), made.a["href"])
+        assert record_page.select_one("h1").get_text() == "RejectRequest: CSRF cookie not set."

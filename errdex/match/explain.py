@@ -41,10 +41,13 @@ from errdex.match.parse import (
     quick_init,
     repr_message,
 )
-from errdex.models import ErrorRecord, Match, MatchKind
+from errdex.models import CapturedText, ErrorRecord, Match, MatchKind
 from errdex.store.base import RecordStore, SearchQuery
 
 NEARBY_LINES = 40
+
+MAX_CAPTURED_TEXTS = 3
+"""At most this many records are named for the text a match captured (identical ones)."""
 
 SAME_STATEMENT_GAIN = 25.0
 """What the innermost frame gives a record whose statement is the code line it shows, at
@@ -211,6 +214,9 @@ class Explanation:
                     "score": round(match.score, 3),
                     "evidence": match.evidence,
                     "captures": match.captures,
+                    "capturedTexts": [
+                        text.model_dump(mode="json") for text in match.captured_texts
+                    ],
                     "error": match.error,
                     "function": match.record.function,
                 }
@@ -1482,6 +1488,51 @@ class Explainer:
                     evidence=candidate.evidence,
                     captures=captures,
                     error=candidate.error,
+                    captured_texts=self._captured_texts(candidate, captures)
+                    if candidate.exact
+                    else [],
                 )
             )
         return matches
+
+    def _captured_texts(
+        self, candidate: _Candidate, captures: dict[str, str]
+    ) -> list[CapturedText]:
+        """The records whose message a value the match captured is, whole.
+
+        django logs ``Forbidden (%s): %s`` with the reason of a ``RejectRequest`` it caught:
+        ``CSRF cookie not set.`` is the message of that raise, which says why. Only specific
+        templates (:data:`SPECIFIC` literal characters) other than the match's own count, and
+        of those the ones that spell out most of the text.
+        """
+        index = self.index
+        own = index.template_of(candidate.record)
+        found: dict[int, str] = {}
+        for name, value in captures.items():
+            text = value.strip()
+            if len(text) < SPECIFIC:
+                continue
+            proposed = index.candidates(text, anchored=True)
+            templates = [
+                template
+                for template, _, _ in index.verify(proposed, text)
+                if template != own and index.literal_length(template) >= SPECIFIC
+            ]
+            # The templates that spell out most of it (``CSRF cookie not set.`` before
+            # ``CSRF cookie {exc.reason}.``).
+            most = max(map(index.literal_length, templates), default=0)
+            for template in templates:
+                if index.literal_length(template) == most:
+                    for record in index.records_of(template, MAX_CAPTURED_TEXTS):
+                        found.setdefault(record, name)
+        stored = self._stored(list(found)[:MAX_CAPTURED_TEXTS])
+        return [
+            CapturedText(
+                hole=found[number],
+                id=record.id,
+                file_path=record.file_path,
+                line_number=record.line_number,
+                error_class=record.error_class,
+            )
+            for number, record in stored.items()
+        ]

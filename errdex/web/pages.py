@@ -18,7 +18,7 @@ from jinja2 import Environment
 from pydantic import BaseModel, ConfigDict
 
 from errdex.match.explain import Explanation
-from errdex.models import ErrorRecord
+from errdex.models import ErrorRecord, Match
 from errdex.store.base import SearchQuery
 from errdex.web.api import explain_text, find_record, run_limited, services_of
 from errdex.web.services import Services
@@ -93,6 +93,8 @@ class MatchView(_Context):
     score: float
     evidence: list[str]
     captures: list[tuple[str, str]]
+    made_at: dict[str, list[tuple[str, str]]]
+    """Per hole, where its value is a message: (``file:line Class``, the record's link)."""
     record: RecordView
 
 
@@ -346,6 +348,14 @@ def module_of(path: str) -> str:
     return ".".join(parts) or path
 
 
+def _made_at(match: Match) -> dict[str, list[tuple[str, str]]]:
+    made: dict[str, list[tuple[str, str]]] = {}
+    for text in match.captured_texts:
+        where = f"{text.file_path}:{text.line_number} {text.error_class}"
+        made.setdefault(text.hole, []).append((where, record_href(text.id)))
+    return made
+
+
 def _explain_context(answer: Explanation, text: str) -> ExplainContext:
     parsed = [
         f"{error.error_class}: {error.message}" if error.error_class else error.message
@@ -357,6 +367,7 @@ def _explain_context(answer: Explanation, text: str) -> ExplainContext:
             score=round(match.score, 3),
             evidence=list(match.evidence),
             captures=list(match.captures.items()),
+            made_at=_made_at(match),
             record=record_view(match.record),
         )
         for match in answer.matches
