@@ -716,6 +716,43 @@ def test_a_captured_value_that_is_another_records_message_names_it(cli, tmp_path
     assert other["kind"] == "exact" and other["capturedTexts"] == []
 
 
+def test_a_class_of_the_same_name_from_another_package_is_not_the_records(cli, tmp_path):
+    # ``pydantic_core._pydantic_core.ValidationError: 1 validation error for User`` is not
+    # the ValidationError pydantic.v1 defines and raises with a message that starts alike.
+    mined(
+        cli,
+        tmp_path,
+        {
+            "pkga/errors.py": (
+                "class ValidationError(Exception):\n"
+                "    pass\n"
+                "class NotFound(Exception):\n"
+                "    pass\n"
+                "def validate(count, model):\n"
+                '    raise ValidationError(f"{count} validation error for {model}")\n'
+            ),
+            "pkgb/views.py": (
+                "from pkga.errors import NotFound\n"
+                "def view():\n"
+                '    raise NotFound("no page here at this address")\n'
+            ),
+        },
+    )
+    own = explained(cli, "pkga.errors.ValidationError: 1 validation error for User")
+    assert own["matches"][0]["kind"] == "exact"
+    other = explained(cli, "pkgcore._core.ValidationError: 1 validation error for User")
+    best = other["matches"][0]
+    assert (best["kind"], best["record"]["filePath"]) == ("approximate", "pkga/errors.py")
+    assert "the input's pkgcore._core.ValidationError is pkgcore's" in " ".join(best["evidence"])
+    # A package that raises a class it does not define raises the pasted one (flask's
+    # ``NotFound()``, werkzeug's).
+    raised = explained(cli, "pkga.errors.NotFound: no page here at this address")
+    assert (raised["matches"][0]["kind"], raised["matches"][0]["record"]["filePath"]) == (
+        "exact",
+        "pkgb/views.py",
+    )
+
+
 def test_a_multi_line_message_pasted_without_its_end_finds_its_template(cli, tmp_path):
     text = (
         "[2019-08-13 13:56:43,760: ERROR/MainProcess] Received unregistered task of type"

@@ -1107,7 +1107,7 @@ class Explainer:
         # JavaScript ``throw new Error(…)`` is of the class ``Error``).
         wanted_level, have_level = wanted.upper() in _LEVELS, have in _LEVELS
         if same_class(wanted, have):
-            return "same", f"the error class is {have}"
+            return self._same_name(have, record, qualified)
         if wanted_level and have_level:
             return "other", f"logged at {have}, pasted at {wanted}"
         if wanted_level or have_level or index.path(record).endswith(_CLASSLESS):
@@ -1135,6 +1135,25 @@ class Explainer:
                 " (one made at run time)"
             )
         return "contradicts", f"the class differs: the input shows {wanted}, the record {have}"
+
+    def _same_name(self, have: str, record: int, qualified: str | None) -> tuple[str, str]:
+        """Judge a record of the pasted class's name: the same class, unless another package's.
+
+        ``pydantic_core._pydantic_core.ValidationError: 1 validation error for User`` is
+        pydantic-core's (compiled), not the ``ValidationError`` that ``pydantic.v1`` defines
+        and raises with a message of the same start; django's ``OperationalError`` is not
+        SQLAlchemy's. A record of a package that raises a class it does not define (flask's
+        ``NotFound()``, werkzeug's) stays the same class.
+        """
+        package = _package_of(qualified)
+        path = self.index.path(record)
+        if package and not in_package(path, package):
+            own = path.partition("/")[0]
+            if self.index.defines(have, own):
+                return "contradicts", (
+                    f"the input's {qualified} is {package}'s; the record raises {own}'s own {have}"
+                )
+        return "same", f"the error class is {have}"
 
     def _verify_cut(
         self,
