@@ -6,7 +6,8 @@ errdex leaves them out. In one run it measures, in source lines per second:
 * **baseline**: read, decode and ``ast.parse`` every file, dropping each tree (one process);
 * **mine, 1 job**: ``Pipeline.mine`` into a fresh SQLite store (extract, link, records,
   write), and its ratio to the baseline (target: at least 0.5);
-* **mine, 2 jobs**: the same with two worker processes, and its speed-up over one job;
+* **mine, 2 jobs**: the same with `--jobs 2` (the mining process and one worker process), and
+  its speed-up over one job;
 * **the machine's ceiling**: the bare parse split over two processes, and its speed-up over
   one (what two jobs can gain on this machine at best: a shared machine seldom gives x2);
 * **re-mine unchanged**: mining the same source again, as a share of the full run (target:
