@@ -316,8 +316,8 @@ class _Extraction:
         for worker in self._workers:
             if now:
                 worker.process.kill()
-            with contextlib.suppress(OSError):  # it has ended already
-                worker.tasks.send(None)
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                worker.tasks.send(None)  # (unless it has ended already)
         for worker in self._workers:
             worker.process.join(timeout=STOP_SECONDS)
             if worker.process.is_alive():
@@ -372,30 +372,37 @@ class _Extraction:
                 chunk left to mine).
         """
         busy = [w for w in self._workers if w.given]
-        if wait and busy:
+        if wait:
+            if not busy:  # every chunk is mined here, given to a worker, or lost with one
+                raise RuntimeError("extraction waits for a chunk that no worker has")
             multiprocessing.connection.wait(
                 [w.results for w in busy] + [w.process.sentinel for w in busy]
             )
         for worker in list(self._workers):
+            failed: BaseException | None = None
             try:
-                while worker.results.poll():
-                    number, error = worker.results.recv()
-                    if error is not None:
-                        raise error
+                while failed is None and worker.results.poll():
+                    number, failed = worker.results.recv()
+                    if failed is not None:
+                        break  # raised below: the worker lives on, it is no lost one
                     path = self._chunk_path(number)
                     with open(path, "rb") as handle:
                         self._done[number] = pickle.load(handle)
                     os.unlink(path)
                     worker.given.remove(number)
-                while len(worker.given) < _AHEAD and self._next < len(self._chunks):
+                while (
+                    failed is None and len(worker.given) < _AHEAD and self._next < len(self._chunks)
+                ):
                     path = self._chunk_path(self._next)
                     with open(path, "wb") as handle:
                         pickle.dump(self._chunks[self._next], handle, pickle.HIGHEST_PROTOCOL)
                     worker.tasks.send((self._next, path))
                     worker.given.append(self._next)
                     self._next += 1
-            except (EOFError, OSError):  # its end of a pipe closed: it has ended
-                self._lost(worker)
+            except (EOFError, BrokenPipeError, ConnectionResetError):
+                self._lost(worker)  # its end of a pipe closed: it has ended
+            if failed is not None:
+                raise failed
 
     def _lost(self, worker: _Worker) -> None:
         """Report the files of a worker process that ended before giving their results back.
