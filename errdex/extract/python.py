@@ -5380,6 +5380,8 @@ class _Linker:
         if positional is not None:
             # ``log_response("Forbidden (%s): %s", reason, request.path, …)``: logging formats
             # the message with the arguments after the named ones.
+            if call.get("star"):
+                return None  # ``log_response("… %s", *names)``: its arguments are not known
             positional -= _implicit(function, skip)
             extra = list(call.get("args") or [])[positional:]
             for name in params[positional:]:
