@@ -5376,7 +5376,8 @@ class _Linker:
         values, passed = self._arguments(module, call, params, function.get("defaults") or {})
         if parameter not in passed or not literal_length(values[parameter]):
             return None
-        positional = (function.get("helper") or {}).get("percent")
+        helper = function.get("helper") or {}
+        positional = helper.get("percent")
         if positional is not None:
             # ``log_response("Forbidden (%s): %s", reason, request.path, …)``: logging formats
             # the message with the arguments after the named ones.
@@ -5394,7 +5395,7 @@ class _Linker:
                 return None  # ``"%s: %s"``: no text of the caller's, the helper's record says all
         error_class = _passed_class(error_class, values, passed, function)
         status = inner.http_status
-        status_param = (function.get("helper") or {}).get("status")
+        status_param = helper.get("status")
         if status_param:
             status = (call.get("ints") or {}).get(status_param, status)
         site = RaiseSite.model_validate(candidate["site"])

@@ -814,13 +814,12 @@ class Explainer:
         if error.truncated:
             if self._verify_cut(number, message, candidates):
                 return
-        elif "\n" in message.strip():
-            if self._verify_cut(number, message, candidates, marked=False):
-                return
-        elif self._verify_first_line(number, message, candidates) or self._verify_cut(
-            number, message, candidates, marked=False
-        ):
-            return  # its first line, or its first sentences (fastapi's long ``Invalid args …``)
+        elif (
+            "\n" not in message.strip() and self._verify_first_line(number, message, candidates)
+        ) or self._verify_cut(number, message, candidates, marked=False):
+            # Its first line, or its start: a paste cut at a line, or a one-line paste of its
+            # first sentences (fastapi's long ``Invalid args for response field! …``).
+            return
         if lead and lead != message.strip():
             note = "the text before the traceback matches the template"
             if self._verify_variants(
