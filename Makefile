@@ -57,6 +57,7 @@ fix: $(VENV)/.installed-dev
 ## it runs its sources until then).
 native: $(VENV)/.installed-dev
 	$(PIP) install --quiet --no-deps -e .
+	@$(BIN)/python -c "from errdex import _native; print('errdex modules:', _native.MODE)"
 
 ## bench: run every benchmark in benchmarks/ (each prints its baseline ratio), compiled.
 bench: $(VENV)/.installed-dev

@@ -1539,6 +1539,17 @@ def test_the_interpreters_messages(error_class, message, template):
         assert found is not None and (template is None or found.template == template)
 
 
+def test_every_message_of_the_interpreter_is_found_by_its_words():
+    from errdex.match.interpreter import _ENTRIES
+
+    for entry in _ENTRIES:
+        if entry.general or not entry.template:
+            continue
+        message = entry.template.replace("{}", "x1")
+        for error_class in (entry.error_class, None):
+            assert interpreter_message(error_class, message) is not None, (entry, message)
+
+
 def test_a_message_the_standard_library_logs_is_said_to_be_logged():
     found = interpreter_message(None, "Future exception was never retrieved")
     assert found is not None

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from errdex.match.compile import CompiledTemplate, compile_template, match_cut
+from errdex.match.compile import CompiledTemplate, bounded_words, compile_template, match_cut
+from errdex.match.engines import AhoCorasickEngine
 from errdex.match.index import (
     _tail_end,
     build_index,
@@ -75,6 +76,66 @@ def test_any_rendering_matches_its_template(literals, values):
     compiled = compile_template(MessageTemplate(parts=tuple(parts)))
     message = "".join(values[int(p.text[1:]) - 1] if p.hole else p.text for p in parts)
     assert compiled.match(message) is not None
+
+
+@given(
+    literals=st.lists(
+        st.text(alphabet=st.sampled_from("ab :\n\t\x1c\u3000é"), max_size=8),
+        min_size=1,
+        max_size=5,
+    ),
+    values=st.lists(st.text(alphabet=st.sampled_from("ab :\n é"), max_size=6), min_size=4),
+)
+def test_a_message_splits_into_every_bounded_word_of_its_template(literals, values):
+    # What finds a template without a head, and the interpreter's messages, in a dictionary.
+    message = "".join(
+        literal + (values[number] if number < len(literals) - 1 else "")
+        for number, literal in enumerate(literals)
+    )
+    words = message.split()
+    assert all(word in words for word in bounded_words(tuple(literals)))
+
+
+@pytest.mark.parametrize(
+    ("literals", "words"),
+    [
+        (("", " is not a valid ", ""), ["is", "not", "a", "valid"]),
+        (("Invalid value: ", ""), ["Invalid", "value:"]),
+        (("Invalid", ""), []),
+        (("", "._contains"), []),
+        (("", " x\n"), ["x"]),
+        (("no holes",), ["no", "holes"]),
+    ],
+)
+def test_a_word_beside_a_hole_is_not_bounded(literals, words):
+    assert bounded_words(literals) == words
+
+
+def test_every_head_a_message_begins_with_finds_its_templates():
+    # Heads of each length begin the message; the longest is looked up, the others follow.
+    parts = [
+        ["Invalid value for parameter ", "{x}"],
+        ["Invalid value ", "{x}"],
+        ["Invalid ", "{x}"],
+        ["Inval", "{x}"],
+        ["Inv", "{x}"],
+        ["I", "{x}", " parameter x"],
+        ["Invalid key ", "{x}"],
+    ]
+    index = build_index([row(n + 1, p) for n, p in enumerate(parts)], version="v")
+    message = "Invalid value for parameter x"
+    found = index.verify(index.candidates(message, anchored=True), message)
+    assert sorted(template for template, _, _ in found) == [0, 1, 2, 3, 4, 5]
+    assert sorted(index.candidates("Invalid key y", anchored=True)) == [2, 3, 4, 6]
+
+
+@pytest.mark.parametrize("decoys", [0, 20])
+def test_an_engine_of_few_keys_finds_what_an_automaton_finds(decoys):
+    keys = ["phase", "ünïcode", "a b", *(f"never{n}" for n in range(decoys))]
+    engine = AhoCorasickEngine(keys, offset=5)
+    assert sorted(set(engine.buckets("phase a b ünïcode phase"))) == [5, 6, 7]
+    assert engine.buckets("nothing") == []
+    assert engine.buckets("") == []
 
 
 def test_hostile_input_is_linear():

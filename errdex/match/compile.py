@@ -13,6 +13,7 @@ the input per literal.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -142,12 +143,64 @@ def match_cut(literals: tuple[str, ...], message: str) -> tuple[tuple[str, ...],
     return tuple(captures), shown
 
 
+def bounded_words(literals: tuple[str, ...]) -> list[str]:
+    """The words of a template's literal text that every message it produces splits into.
+
+    A word (a run of non-whitespace) counts when whitespace or the template's start is before
+    it, and whitespace or the template's end after it: no hole's value can join it to other
+    text. So ``message.split()`` of any message the template produces holds each of them,
+    which finds a template in a dictionary by the message's words, where a scan of the
+    message for its literal text costs more.
+
+    Args:
+        literals: The literal runs around the holes (one more than the holes).
+
+    Returns:
+        The words, in order (a word may repeat).
+    """
+    found: list[str] = []
+    last = len(literals) - 1
+    for number, literal in enumerate(literals):
+        words = literal.split()
+        if not words:
+            continue
+        if number and not literal[0].isspace():
+            words = words[1:]  # the hole before it may end with more of it
+        if words and number < last and not literal[-1].isspace():
+            words = words[:-1]
+        found.extend(words)
+    return found
+
+
+def by_words(templates: list[tuple[str, ...]]) -> tuple[dict[str, list[int]], list[int]]:
+    """File templates under a word of theirs, the least shared one (longer wins a tie).
+
+    Args:
+        templates: Each template's literal runs.
+
+    Returns:
+        The templates' positions in ``templates`` by word, and the positions of those without
+        a word (see :func:`bounded_words`).
+    """
+    words = [bounded_words(literals) for literals in templates]
+    shared = Counter(word for found in words for word in set(found))
+    filed: dict[str, list[int]] = {}
+    wordless: list[int] = []
+    for position, found in enumerate(words):
+        if found:
+            word = min(found, key=lambda w: (shared[w], -len(w)))
+            filed.setdefault(word, []).append(position)
+        else:
+            wordless.append(position)
+    return filed, wordless
+
+
 _SPACE = re.compile(r"\s+")
 
 
 def normalize_space(text: str) -> str:
     """Collapse each run of whitespace into one space and trim the ends."""
-    return _SPACE.sub(" ", text).strip()
+    return " ".join(text.split())  # what ``\s`` matches is what ``str.split`` splits at
 
 
 @lru_cache(maxsize=4096)

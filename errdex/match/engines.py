@@ -21,6 +21,11 @@ ENGINES = ("aho-corasick", "hyperscan")
 """The engine names settings and flags accept."""
 
 
+FEW_KEYS = 8
+"""An engine of at most this many keys searches the text for each (see
+:class:`AhoCorasickEngine`)."""
+
+
 class PrefilterEngine(Protocol):
     """Finds the keys occurring in a text."""
 
@@ -43,9 +48,14 @@ class AhoCorasickEngine:
 
     def __init__(self, keys: Sequence[str], *, offset: int = 0) -> None:
         self._automaton = ahocorasick.Automaton(ahocorasick.STORE_INTS)
-        for bucket, key in enumerate(keys, offset):
-            self._automaton.add_word(key, bucket)
-        if keys:
+        self._few: tuple[tuple[str, int], ...] = ()
+        if len(keys) <= FEW_KEYS:
+            # A walk of the automaton costs per character of the text, a search for a few
+            # keys much less (``str.find`` skips along the text).
+            self._few = tuple(zip(keys, range(offset, offset + len(keys)), strict=True))
+        else:
+            for bucket, key in enumerate(keys, offset):
+                self._automaton.add_word(key, bucket)
             self._automaton.make_automaton()
         self._empty = not keys
 
@@ -53,6 +63,8 @@ class AhoCorasickEngine:
         """Return the bucket of every key occurring in ``text``."""
         if self._empty or not text:
             return []
+        if self._few:
+            return [bucket for key, bucket in self._few if key in text]
         return [bucket for _, bucket in self._automaton.iter(text)]
 
 

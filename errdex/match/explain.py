@@ -17,7 +17,7 @@ import re
 import sys
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -156,23 +156,59 @@ _ID_NOTE = re.compile(r" \((?:[A-Za-z][A-Za-z -]{0,30} )?ID: [^()\n]{1,200}\)")
 line (huggingface_hub's ``403 Client Error. (Request ID: Root=1-…)``)."""
 
 
-@dataclass(slots=True)
 class _Candidate:
-    """A record under consideration for one parsed error (scored once, at the end)."""
+    """A record under consideration for one parsed error (scored once, at the end).
 
-    record: int
-    error: int
-    captures: tuple[str, ...] | None
-    frame_gain: float = 0.0
-    frame_note: str = ""
-    line_note: str = ""
-    line_bonus: float = 0.0
-    logger_gain: float = 0.0
-    class_sites: int = 0
-    """Without a template that matches: of how many sites its class is (see ``_of_the_class``)."""
-    score: float = 0.0
-    evidence: list[str] = field(default_factory=list)
-    exact: bool = False
+    A plain class, not a dataclass: compiled (see errdex/_native.py), its ``__init__`` is
+    native, where a dataclass's is made at run time in Python (explain makes a few per paste).
+    """
+
+    __slots__ = (
+        "record",
+        "error",
+        "captures",
+        "frame_gain",
+        "frame_note",
+        "line_note",
+        "line_bonus",
+        "logger_gain",
+        "class_sites",
+        "score",
+        "evidence",
+        "exact",
+    )
+
+    def __init__(
+        self,
+        record: int,
+        error: int,
+        captures: tuple[str, ...] | None,
+        *,
+        line_note: str = "",
+        line_bonus: float = 0.0,
+        class_sites: int = 0,
+        evidence: list[str] | None = None,
+    ) -> None:
+        self.record = record
+        self.error = error
+        self.captures = captures
+        self.frame_gain = 0.0
+        self.frame_note = ""
+        self.line_note = line_note
+        self.line_bonus = line_bonus
+        self.logger_gain = 0.0
+        self.class_sites = class_sites
+        """Without a template that matches: of how many sites its class is (see
+        ``_of_the_class``)."""
+        self.score = 0.0
+        self.evidence: list[str] = [] if evidence is None else evidence
+        self.exact = False
+
+    def __repr__(self) -> str:
+        return (
+            f"_Candidate(record={self.record}, error={self.error}, score={self.score},"
+            f" exact={self.exact}, evidence={self.evidence!r})"
+        )
 
 
 @quick_init
@@ -701,9 +737,9 @@ class Explainer:
         rowids, spelled = self.index.rowids, self._spelled
         # Of equal scores, the template that spells out more of the message first: pydantic's
         # own text of an error before the wrapper that prints any message of its class.
-        ranked = sorted(
-            candidates.values(), key=lambda c: (-c.score, -spelled(c), rowids[c.record])
-        )
+        ranked = list(candidates.values())
+        if len(ranked) > 1:
+            ranked.sort(key=lambda c: (-c.score, -spelled(c), rowids[c.record]))
         if len(ranked) > 1 and ranked[0].score == ranked[1].score:
             path = self.index.path  # a tie: the synchronous copy of a site first
             ranked.sort(key=lambda c: (-c.score, -spelled(c), _asynchronous(path(c.record))))
@@ -1345,9 +1381,9 @@ class Explainer:
         have = index.error_class(record)
         qualified = error.qualified_class
         package = _package_of(qualified)
-        packaged_note = f"the class is qualified with the record's package ({package})"
-        if not package and printer:
-            package, packaged_note = printer, f"the paste is how {printer} prints an error"
+        printed = not package and bool(printer)
+        if printed:
+            package = printer
         packaged = bool(package) and in_package(index.path(record), package)
         key = None
         if not (
@@ -1420,7 +1456,11 @@ class Explainer:
             evidence.append("the template has almost no literal text")
         if packaged:
             score += 8.0
-            evidence.append(packaged_note)
+            evidence.append(
+                f"the paste is how {printer} prints an error"
+                if printed
+                else f"the class is qualified with the record's package ({package})"
+            )
         candidate.score = score
         # A template that matches almost anything is evidence only with the innermost frame
         # at its line.

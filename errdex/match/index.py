@@ -38,7 +38,13 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from errdex.match.compile import CompiledTemplate, match_cut, match_literals, normalize_space
+from errdex.match.compile import (
+    CompiledTemplate,
+    by_words,
+    match_cut,
+    match_literals,
+    normalize_space,
+)
 from errdex.match.engines import PrefilterEngine, make_engine
 
 KEY_LENGTH = 16
@@ -47,7 +53,7 @@ KEY_LENGTH = 16
 _MAX_LINE = 2**31 - 1
 """Lines are kept as 32-bit numbers (``array("i")``); a higher one counts as this one."""
 
-FORMAT_VERSION = 11
+FORMAT_VERSION = 12
 
 IndexRow = tuple[int, str, str, int, int, str, str]
 """What the index reads per record: rowid, class, path, line, end line, kind, template JSON."""
@@ -78,9 +84,10 @@ _ByKey = dict[int, tuple[int, ...]]
 _ByTail = dict[str, _Members | _ByKey]
 _Heads = dict[str, _Members | _ByTail]
 
-FREE, CROWDED, ALL = 0, 1, 2
+FREE, CROWDED, ALL, WORDLESS = 0, 1, 2, 3
 """The automata: of the templates a whole message cannot be placed by (no head), of those
-whose head and tail many share, and of all of them (to search a line)."""
+whose head and tail many share, of all of them (to search a line), and of the templates
+without a head that no word of theirs finds either (see :attr:`MatcherIndex._free_words`)."""
 
 HEAD_LENGTHS = (16, 12, 9, 7, 5, 3, 1)
 """How many leading characters of a template's first literal make its head: the most it has
@@ -218,7 +225,9 @@ INDEX_FIELDS = (
     "_compiled",
     "_heads",
     "_head_lengths",
+    "_shorter_heads",
     "_tails",
+    "_free_words",
     "_ancestors",
     "_packages",
 )
@@ -238,7 +247,7 @@ class MatcherIndex:
 
     def __init__(self, version: str) -> None:
         self.version = version
-        self.engines: tuple[PrefilterEngine | None, ...] = (None, None, None)
+        self.engines: tuple[PrefilterEngine | None, ...] = (None, None, None, None)
         self._literals: list[tuple[str, ...]] = []
         self._literal_lengths = array("i")
         self._multiline = bytearray()
@@ -268,7 +277,14 @@ class MatcherIndex:
         self._compiled: dict[int, CompiledTemplate] = {}
         self._heads: _Heads = {}
         self._head_lengths: dict[str, tuple[int, ...]] = {}
+        self._shorter_heads: dict[str, tuple[_Members | _ByTail, ...]] = {}
+        """Of each head, the entries of the shorter heads it begins with, longest first: once
+        the longest head a text begins with is found, no shorter one is looked up."""
         self._tails: list[str] = []
+        self._free_words: dict[str, _Members] = {}
+        """The templates without a head, by a word of theirs (see
+        :func:`~errdex.match.compile.bounded_words`): a whole message is split into words
+        and each is looked up, where a scan of it for their keys costs more."""
         self._ancestors: dict[str, frozenset[str]] = {}
         self._packages: dict[str, bool] = {}
         """:meth:`has_package`'s answers, worked out on first use."""
@@ -406,9 +422,16 @@ class MatcherIndex:
         """
         if not message:
             return []
-        found = self._in_buckets(self.engines[FREE if anchored else ALL], message)
         if not anchored:
-            return found
+            return self._in_buckets(self.engines[ALL], message)
+        found = self._in_buckets(self.engines[WORDLESS], message)
+        free_words = self._free_words
+        if free_words:
+            hits = [
+                members for word in message.split() if (members := free_words.get(word)) is not None
+            ]
+            for members in hits if len(hits) < 2 else dict.fromkeys(hits):  # each once
+                _add_members(members, found)
         end = _tail_end(message)
         tails = self._tails
         occurred: list[set[int]] = []  # the crowded automaton's buckets, walked once
@@ -431,16 +454,17 @@ class MatcherIndex:
             start: The text's first characters, as :func:`_head_start` gives them.
         """
         heads, size = self._heads, len(start)
-        groups = []
         for length in self._head_lengths.get(start[:PREFIX_LENGTH], ()):
-            group = heads.get(start[:length]) if length <= size else None
+            if length > size:
+                continue
+            head = start[:length]
+            group = heads.get(head)
             if group is not None:
-                groups.append(group)
+                # The longest head the text begins with: every shorter one begins it.
+                return [group, *self._shorter_heads.get(head, ())]
         # Heads shorter than the prefix: a first literal of one or two characters ("'{x}'").
         group = heads.get(start[:1]) if start else None
-        if group is not None:
-            groups.append(group)
-        return groups
+        return [] if group is None else [group]
 
     def _in_buckets(self, engine: PrefilterEngine | None, text: str) -> list[int]:
         """The templates of every bucket whose key an automaton finds in ``text``."""
@@ -805,8 +829,22 @@ def _build_prefilter(index: MatcherIndex, engine: str) -> None:
     # Two passes over the templates instead of keeping every template's keys: at a million
     # templates those lists would be a few hundred megabytes at the build's peak.
     shared = Counter(key for literals in literals_of for key in candidate_keys(literals))
-    bucket_of: tuple[dict[str, int], ...] = ({}, {}, {})
-    members: tuple[list[list[int]], ...] = ([], [], [])
+    # The templates without a head, filed by a word (those with a usable key: the others are
+    # generic).
+    free = [
+        number
+        for number, literals in enumerate(literals_of)
+        if not template_head(literals[0]) and candidate_keys(literals)
+    ]
+    filed, wordless = by_words([literals_of[number] for number in free])
+    index._free_words = {
+        word: _members([free[position] for position in positions])
+        for word, positions in filed.items()
+    }
+    wordless_numbers = {free[position] for position in wordless}
+    del free, filed, wordless
+    bucket_of: tuple[dict[str, int], ...] = ({}, {}, {}, {})
+    members: tuple[list[list[int]], ...] = ([], [], [], [])
     crowded_bucket_of = array("i")  # per template, its bucket in the crowded automaton
     for number, literals in enumerate(literals_of):
         keys = candidate_keys(literals)
@@ -826,6 +864,8 @@ def _build_prefilter(index: MatcherIndex, engine: str) -> None:
         automata = [ALL]
         if not head:
             automata.append(FREE)
+            if number in wordless_numbers:
+                automata.append(WORDLESS)
         elif tails[number] in crowded.get(head, ()):
             automata.append(CROWDED)
         crowded_bucket = -1
@@ -840,14 +880,18 @@ def _build_prefilter(index: MatcherIndex, engine: str) -> None:
         crowded_bucket_of.append(crowded_bucket)
     shared.clear()  # not needed while the automata are built (the peak)
     # Buckets are numbered across the automata, in their order.
-    offsets = (0, len(members[FREE]), len(members[FREE]) + len(members[CROWDED]))
+    offsets = [0]
+    for buckets in members[:-1]:
+        offsets.append(offsets[-1] + len(buckets))
     engines: list[PrefilterEngine | None] = []
     for automaton, offset in enumerate(offsets):
         keys = list(bucket_of[automaton])
         bucket_of[automaton].clear()
         engines.append(make_engine(engine, keys, offset=offset) if keys else None)
     index.engines = tuple(engines)
-    index._bucket_starts, index._bucket_items = _csr([*members[0], *members[1], *members[2]])
+    index._bucket_starts, index._bucket_items = _csr(
+        [group for found in members for group in found]
+    )
     table: _Heads = {}
     for head, group in heads.items():
         group = [number for number in group if not index._generic[number]]
@@ -880,6 +924,16 @@ def _build_prefilter(index: MatcherIndex, engine: str) -> None:
     index._head_lengths = {
         prefix: tuple(sorted(found, reverse=True)) for prefix, found in lengths.items()
     }
+    shorter: dict[str, tuple[_Members | _ByTail, ...]] = {}
+    for head in table:
+        found = [
+            table[head[:length]]
+            for length in HEAD_LENGTHS
+            if length < len(head) and head[:length] in table
+        ]
+        if found:
+            shorter[head] = tuple(found)
+    index._shorter_heads = shorter
 
 
 def index_path(db_path: Path, engine: str = "aho-corasick") -> Path:

@@ -16,9 +16,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-import ahocorasick
-
-from errdex.match.compile import match_literals
+from errdex.match.compile import by_words, match_literals
 
 
 @dataclass(frozen=True)
@@ -719,9 +717,12 @@ _SUBCLASSES = {
 
 @dataclass(frozen=True)
 class _Table:
-    """The messages, found by their longest literal (one automaton pass over a paste)."""
+    """The messages, found by a word of theirs (a lookup per word of a paste)."""
 
-    automaton: ahocorasick.Automaton
+    words: dict[str, tuple[int, ...]]
+    """The entries by their least shared word (see :func:`bounded_words`)."""
+    wordless: tuple[int, ...]
+    """The entries no word finds: tried on every paste."""
     entries: tuple[tuple[tuple[str, ...], InterpreterMessage], ...]
     empty: dict[str, InterpreterMessage]
     """The messages with no text at all (``StopIteration``), by class."""
@@ -733,26 +734,27 @@ class _Table:
 
 @cache
 def _table() -> _Table:
-    automaton = ahocorasick.Automaton()
     entries: list[tuple[tuple[str, ...], InterpreterMessage]] = []
     empty: dict[str, InterpreterMessage] = {}
     general: dict[str, InterpreterMessage] = {}
-    keys: dict[str, list[int]] = {}
     for entry in _ENTRIES:
         literals = tuple(entry.template.split("{}"))
         if not entry.template:
             empty[entry.error_class] = entry
-            continue
-        if entry.general:
+        elif entry.general:
             general[entry.error_class] = entry
-            continue
-        keys.setdefault(max(literals, key=len), []).append(len(entries))
-        entries.append((literals, entry))
-    for key, numbers in keys.items():
-        automaton.add_word(key, tuple(numbers))
-    automaton.make_automaton()
+        else:
+            entries.append((literals, entry))
+    words, wordless = by_words([literals for literals, _ in entries])
     classes = frozenset(entry.error_class for entry in _ENTRIES)
-    return _Table(automaton, tuple(entries), empty, general, classes)
+    return _Table(
+        {word: tuple(numbers) for word, numbers in words.items()},
+        tuple(wordless),
+        tuple(entries),
+        empty,
+        general,
+        classes,
+    )
 
 
 def interpreter_message(error_class: str | None, message: str) -> InterpreterMessage | None:
@@ -779,12 +781,13 @@ def interpreter_message(error_class: str | None, message: str) -> InterpreterMes
         text = _SUGGESTION.sub("", text).strip()
     if not text:
         return table.empty.get(error_class or "")
-    found: tuple[int, ...]
-    for _, found in table.automaton.iter(text):
-        for number in found:
-            literals, entry = table.entries[number]
-            if (error_class is None or entry.error_class in classes) and match_literals(
-                literals, text
-            ) is not None:
-                return entry
+    words = table.words
+    numbers = [n for word in text.split() if (found := words.get(word)) for n in found]
+    numbers.extend(table.wordless)
+    for number in sorted(set(numbers)) if len(numbers) > 1 else numbers:  # the table's order
+        literals, entry = table.entries[number]
+        if (error_class is None or entry.error_class in classes) and match_literals(
+            literals, text
+        ) is not None:
+            return entry
     return table.general.get(error_class or "")
