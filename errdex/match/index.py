@@ -277,9 +277,11 @@ class MatcherIndex:
         self._compiled: dict[int, CompiledTemplate] = {}
         self._heads: _Heads = {}
         self._head_lengths: dict[str, tuple[int, ...]] = {}
-        self._shorter_heads: dict[str, tuple[_Members | _ByTail, ...]] = {}
-        """Of each head, the entries of the shorter heads it begins with, longest first: once
-        the longest head a text begins with is found, no shorter one is looked up."""
+        self._shorter_heads: dict[str, int] = {}
+        """Of each head, which shorter heads begin it: bit ``i`` for the head of length
+        ``HEAD_LENGTHS[i]``. Once the longest head a text begins with is found, only those
+        are looked up, each found (a small int per head: a tuple of their entries doubled
+        the time to load a cached index of a million records)."""
         self._tails: list[str] = []
         self._free_words: dict[str, _Members] = {}
         """The templates without a head, by a word of theirs (see
@@ -460,8 +462,15 @@ class MatcherIndex:
             head = start[:length]
             group = heads.get(head)
             if group is not None:
-                # The longest head the text begins with: every shorter one begins it.
-                return [group, *self._shorter_heads.get(head, ())]
+                # The longest head the text begins with: the shorter heads that begin it
+                # begin the text too, and no other does.
+                groups = [group]
+                shorter = self._shorter_heads.get(head, 0)
+                if shorter:
+                    for bit, shorter_length in enumerate(HEAD_LENGTHS):
+                        if shorter >> bit & 1:
+                            groups.append(heads[head[:shorter_length]])
+                return groups
         # Heads shorter than the prefix: a first literal of one or two characters ("'{x}'").
         group = heads.get(start[:1]) if start else None
         return [] if group is None else [group]
@@ -924,15 +933,14 @@ def _build_prefilter(index: MatcherIndex, engine: str) -> None:
     index._head_lengths = {
         prefix: tuple(sorted(found, reverse=True)) for prefix, found in lengths.items()
     }
-    shorter: dict[str, tuple[_Members | _ByTail, ...]] = {}
+    shorter: dict[str, int] = {}
     for head in table:
-        found = [
-            table[head[:length]]
-            for length in HEAD_LENGTHS
-            if length < len(head) and head[:length] in table
-        ]
-        if found:
-            shorter[head] = tuple(found)
+        bits = 0
+        for bit, length in enumerate(HEAD_LENGTHS):
+            if length < len(head) and head[:length] in table:
+                bits |= 1 << bit
+        if bits:
+            shorter[head] = bits
     index._shorter_heads = shorter
 
 
