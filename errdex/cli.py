@@ -830,7 +830,13 @@ def serve(
             import uvicorn
 
             from errdex.web import WebOptions, create_app
-            from errdex.web.worker import WORKER_ENV, WORKER_FACTORY, worker_environment
+            from errdex.web.worker import (
+                WORKER_ENV,
+                WORKER_FACTORY,
+                reuse_port_available,
+                serve_workers,
+                worker_environment,
+            )
         except ImportError as exc:
             from errdex.errors import MissingDependencyError
 
@@ -851,6 +857,11 @@ def serve(
                 uvicorn.run(app_, host=host, port=port, log_level="info", access_log=access_log)
                 return
         os.environ[WORKER_ENV] = worker_environment(settings, options)
+        if reuse_port_available():
+            # Each worker has a socket of its own: the kernel spreads the connections.
+            if not serve_workers(host, port, workers, access_log=access_log):
+                _fail("a worker process could not start (its log is above)", EXIT_INTERNAL)
+            return
         uvicorn.run(
             WORKER_FACTORY,
             factory=True,
