@@ -859,8 +859,12 @@ def serve(
         os.environ[WORKER_ENV] = worker_environment(settings, options)
         if reuse_port_available():
             # Each worker has a socket of its own: the kernel spreads the connections.
-            if not serve_workers(host, port, workers, access_log=access_log):
-                _fail("a worker process could not start (its log is above)", EXIT_INTERNAL)
+            try:
+                healthy = serve_workers(host, port, workers, access_log=access_log)
+            except OSError as exc:
+                _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_USAGE)
+            if not healthy:
+                _fail("the worker processes could not serve (their log is above)", EXIT_INTERNAL)
             return
         uvicorn.run(
             WORKER_FACTORY,

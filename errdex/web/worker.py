@@ -32,6 +32,7 @@ import sys
 import time
 from multiprocessing.process import BaseProcess
 from types import FrameType
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -81,8 +82,11 @@ def worker_app() -> FastAPI:
     return create_app(settings, store, options=WebOptions(**data["options"]))
 
 
-STARTUP_SECONDS = 10.0
-"""A worker that ends sooner than this after it started did not start: serve stops."""
+MAX_RESTARTS = 5
+"""A worker that ends after it was ready is started again, at most this often within
+:data:`RESTART_WINDOW` seconds; beyond that, serve stops (something keeps killing them)."""
+
+RESTART_WINDOW = 60.0
 
 STOP_SECONDS = 30.0
 """How long a worker has to finish its requests once told to stop, before it is killed."""
@@ -99,17 +103,27 @@ def reuse_port_available() -> bool:
     return sys.platform.startswith("linux") and hasattr(socket, "SO_REUSEPORT")
 
 
-def _socket(host: str, port: int) -> socket.socket:
-    """A TCP socket bound to ``(host, port)`` that other sockets of this user may share.
+def _socket(host: str, port: int, *, shared: bool = True, reuse: bool = True) -> socket.socket:
+    """A TCP socket bound to ``(host, port)``.
 
     An address with a colon is IPv6, any other IPv4 (``localhost`` is 127.0.0.1), as
     uvicorn binds.
+
+    Args:
+        host: The address.
+        port: The port (0: any free one).
+        shared: Other sockets of this user with ``SO_REUSEPORT`` may bind the port too.
+        reuse: ``SO_REUSEADDR``: a port whose last connections are still closing binds.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # Said to be TCP: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on connections
+    # of such sockets, and with it on, a response waits for the client's delayed ACK (40 ms).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        if reuse:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if shared:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((host, port))
     except OSError:
         sock.close()
@@ -117,24 +131,75 @@ def _socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _run_worker(host: str, port: int, access_log: bool) -> None:
+def _hold_port(host: str, port: int) -> socket.socket:
+    """Reserve the port for the workers: a socket bound to it that does not listen.
+
+    A plain bind first: a port that any program listens on (another ``errdex serve``, or
+    workers left by one) is refused, as uvicorn refuses it, instead of sharing its
+    connections with it. The socket kept has ``SO_REUSEPORT`` only: the workers join it,
+    and another program's socket (``SO_REUSEADDR``) cannot take the port meanwhile.
+
+    Raises:
+        OSError: The port is taken (or the address is not this machine's).
+    """
+    with _socket(host, port, shared=False) as probe:
+        port = probe.getsockname()[1]
+    return _socket(host, port, reuse=False)
+
+
+def _watch(server: Any, ready: Any) -> None:
+    """Say when the worker's server is ready; stop it when the serve process is gone.
+
+    Runs in a thread of the worker. A serve process that ends without stopping its workers
+    (SIGKILL, the out-of-memory killer) must not leave them serving the port.
+    """
+    parent = multiprocessing.parent_process()
+    while not server.should_exit:
+        if server.started and not ready.is_set():
+            ready.set()
+        if parent is not None and not parent.is_alive():
+            server.should_exit = True
+            return
+        time.sleep(0.1)
+
+
+def _run_worker(host: str, port: int, access_log: bool, ready: Any) -> None:
     """One worker process: listen on a socket of its own and serve until told to stop."""
+    import threading
+
     import uvicorn
 
     sock = _socket(host, port)
     config = uvicorn.Config(WORKER_FACTORY, factory=True, log_level="info", access_log=access_log)
+    server = uvicorn.Server(config)
+    threading.Thread(target=_watch, args=(server, ready), daemon=True).start()
     # Ctrl-C reaches every process: uvicorn shuts down, then raises it again.
     with contextlib.suppress(KeyboardInterrupt):
-        uvicorn.Server(config).run(sockets=[sock])
+        server.run(sockets=[sock])
+
+
+class _Worker:
+    """A worker process of :func:`serve_workers`, and whether its server got ready."""
+
+    def __init__(self, context: Any, host: str, port: int, access_log: bool) -> None:
+        self.ready = context.Event()
+        self.process: BaseProcess = context.Process(
+            target=_run_worker,
+            args=(host, port, access_log, self.ready),
+            name="errdex-serve-worker",
+        )
+        self.process.start()
 
 
 def serve_workers(host: str, port: int, workers: int, *, access_log: bool) -> bool:
     """Serve with ``workers`` processes, each listening on its own socket of one port.
 
     This process holds the port (bound, not listening: port 0 picks one), starts the
-    workers and waits. A worker that ends is replaced, unless it ended within
-    :data:`STARTUP_SECONDS` of its start (it cannot start: the others would not either).
-    SIGINT or SIGTERM stops them all: each finishes the requests it has.
+    workers and waits. A worker that ends after its server got ready is started again (at
+    most :data:`MAX_RESTARTS` times in :data:`RESTART_WINDOW` seconds); one that ends
+    before is a worker that cannot start, and serve stops. SIGINT, SIGTERM or SIGHUP stops
+    them all: each finishes the requests it has. A worker whose serve process is gone
+    stops by itself.
 
     Args:
         host: The address to listen on.
@@ -143,16 +208,16 @@ def serve_workers(host: str, port: int, workers: int, *, access_log: bool) -> bo
         access_log: Whether the workers log every request.
 
     Returns:
-        True when stopped by a signal, False when a worker could not start.
+        True when stopped by a signal, False when a worker could not start or kept ending.
 
     Raises:
-        OSError: The port cannot be bound.
+        OSError: The port is taken, or the address cannot be bound.
     """
     from uvicorn.config import LOGGING_CONFIG
 
-    logging.config.dictConfig(LOGGING_CONFIG)  # this process logs as its workers do
-    holder = _socket(host, port)
+    holder = _hold_port(host, port)
     port = holder.getsockname()[1]
+    logging.config.dictConfig(LOGGING_CONFIG)  # this process logs as its workers do
     _log.info(
         "Starting %d worker processes, each with a socket of its own on port %d", workers, port
     )
@@ -162,30 +227,33 @@ def serve_workers(host: str, port: int, workers: int, *, access_log: bool) -> bo
     def stop(number: int, frame: FrameType | None) -> None:
         stopping.append(number)
 
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-
-    def start() -> tuple[BaseProcess, float]:
-        process = context.Process(
-            target=_run_worker, args=(host, port, access_log), name="errdex-serve-worker"
-        )
-        process.start()
-        return process, time.monotonic()
-
-    started_all = True
-    running = [start() for _ in range(workers)]
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {sig: signal.getsignal(sig) for sig in signals}
+    running: list[_Worker] = []
+    restarts: list[float] = []
+    healthy = True
     try:
+        for sig in signals:
+            signal.signal(sig, stop)
+        running.extend(_Worker(context, host, port, access_log) for _ in range(workers))
         while not stopping:
-            multiprocessing.connection.wait([p.sentinel for p, _ in running], timeout=0.5)
-            for position, (process, started) in enumerate(running):
+            multiprocessing.connection.wait([w.process.sentinel for w in running], timeout=0.5)
+            for position, worker in enumerate(running):
+                process = worker.process
                 if process.exitcode is None or stopping:
                     continue
-                if time.monotonic() - started < STARTUP_SECONDS:
+                now = time.monotonic()
+                restarts = [at for at in restarts if now - at < RESTART_WINDOW]
+                if not worker.ready.is_set() or len(restarts) >= MAX_RESTARTS:
                     _log.error(
-                        "worker process [%s] ended as it started (exit code %s): stopping",
+                        "worker process [%s] ended (exit code %s) %s: stopping",
                         process.pid,
                         process.exitcode,
+                        "before it was ready"
+                        if not worker.ready.is_set()
+                        else f"and {len(restarts)} others ended in {RESTART_WINDOW:.0f} s",
                     )
-                    started_all = False
+                    healthy = False
                     stopping.append(0)
                     break
                 _log.warning(
@@ -193,18 +261,19 @@ def serve_workers(host: str, port: int, workers: int, *, access_log: bool) -> bo
                     process.pid,
                     process.exitcode,
                 )
-                running[position] = start()
+                restarts.append(now)
+                running[position] = _Worker(context, host, port, access_log)
     finally:
-        for process, _ in running:
-            if process.exitcode is None:
-                process.terminate()  # SIGTERM: uvicorn finishes the requests it has
+        for worker in running:
+            if worker.process.exitcode is None:
+                worker.process.terminate()  # SIGTERM: uvicorn finishes the requests it has
         deadline = time.monotonic() + STOP_SECONDS
-        for process, _ in running:
-            process.join(max(0.0, deadline - time.monotonic()))
-            if process.exitcode is None:
-                process.kill()
-                process.join()
+        for worker in running:
+            worker.process.join(max(0.0, deadline - time.monotonic()))
+            if worker.process.exitcode is None:
+                worker.process.kill()
+                worker.process.join()
         holder.close()
         for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    return started_all
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+    return healthy
