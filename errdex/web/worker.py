@@ -164,17 +164,22 @@ def _watch(server: Any, ready: Any) -> None:
 
 
 def _run_worker(host: str, port: int, access_log: bool, ready: Any) -> None:
-    """One worker process: listen on a socket of its own and serve until told to stop."""
-    import threading
+    """One worker process: listen on a socket of its own and serve until told to stop.
 
-    import uvicorn
-
-    sock = _socket(host, port)
-    config = uvicorn.Config(WORKER_FACTORY, factory=True, log_level="info", access_log=access_log)
-    server = uvicorn.Server(config)
-    threading.Thread(target=_watch, args=(server, ready), daemon=True).start()
-    # Ctrl-C reaches every process: uvicorn shuts down, then raises it again.
+    Ctrl-C reaches every process: a worker still starting just ends, and uvicorn, once it
+    has shut down, raises it again; neither is worth a traceback.
+    """
     with contextlib.suppress(KeyboardInterrupt):
+        import threading
+
+        import uvicorn
+
+        sock = _socket(host, port)
+        config = uvicorn.Config(
+            WORKER_FACTORY, factory=True, log_level="info", access_log=access_log
+        )
+        server = uvicorn.Server(config)
+        threading.Thread(target=_watch, args=(server, ready), daemon=True).start()
         server.run(sockets=[sock])
 
 
@@ -188,7 +193,15 @@ class _Worker:
             args=(host, port, access_log, self.ready),
             name="errdex-serve-worker",
         )
-        self.process.start()
+        # Started with SIGINT blocked, which a new process keeps: Ctrl-C reaches the whole
+        # process group, and a worker still importing would print a traceback. The serve
+        # process takes it (held until the worker is started, not lost) and stops the
+        # workers with SIGTERM.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            self.process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def serve_workers(host: str, port: int, workers: int, *, access_log: bool) -> bool:
