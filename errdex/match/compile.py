@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TypeVar
 
 from errdex.models import MessageTemplate
+
+_T = TypeVar("_T", bound=Hashable)
 
 
 @dataclass(frozen=True)
@@ -193,6 +197,15 @@ def by_words(templates: list[tuple[str, ...]]) -> tuple[dict[str, list[int]], li
         else:
             wordless.append(position)
     return filed, wordless
+
+
+def filed_under(table: Mapping[str, _T], text: str) -> list[_T]:
+    """The entries of a table of words (see :func:`by_words`) that a text's words find.
+
+    Each entry comes once, in the order its word first occurs in the text.
+    """
+    hits = [entry for word in text.split() if (entry := table.get(word)) is not None]
+    return hits if len(hits) < 2 else list(dict.fromkeys(hits))
 
 
 _SPACE = re.compile(r"\s+")

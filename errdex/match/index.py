@@ -41,6 +41,7 @@ from pathlib import Path
 from errdex.match.compile import (
     CompiledTemplate,
     by_words,
+    filed_under,
     match_cut,
     match_literals,
     normalize_space,
@@ -427,12 +428,8 @@ class MatcherIndex:
         if not anchored:
             return self._in_buckets(self.engines[ALL], message)
         found = self._in_buckets(self.engines[WORDLESS], message)
-        free_words = self._free_words
-        if free_words:
-            hits = [
-                members for word in message.split() if (members := free_words.get(word)) is not None
-            ]
-            for members in hits if len(hits) < 2 else dict.fromkeys(hits):  # each once
+        if self._free_words:
+            for members in filed_under(self._free_words, message):
                 _add_members(members, found)
         end = _tail_end(message)
         tails = self._tails

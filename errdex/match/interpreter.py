@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from errdex.match.compile import by_words, match_literals
+from errdex.match.compile import by_words, filed_under, match_literals
 
 
 @dataclass(frozen=True)
@@ -781,8 +781,7 @@ def interpreter_message(error_class: str | None, message: str) -> InterpreterMes
         text = _SUGGESTION.sub("", text).strip()
     if not text:
         return table.empty.get(error_class or "")
-    words = table.words
-    numbers = [n for word in text.split() if (found := words.get(word)) for n in found]
+    numbers = [n for found in filed_under(table.words, text) for n in found]
     numbers.extend(table.wordless)
     for number in sorted(set(numbers)) if len(numbers) > 1 else numbers:  # the table's order
         literals, entry = table.entries[number]
