@@ -11,7 +11,8 @@ from the real templates, 0-3 holes). For each size (10k, 100k, 1M by default) a 
   ``messagePattern`` with ``re.fullmatch`` in turn (what a simple tool does);
 * does both three times in turns and keeps the best round of each (as ``timeit`` does: on a
   shared machine one round can be a quarter slower than the next);
-* at 100k, scans 200,000 log lines with 1% error lines and reports lines per second.
+* at 100k, scans 200,000 log lines with 1% error lines and reports lines per second (the best
+  of three scans).
 
 Prints one line per measure with the ratio to the baseline. Usage::
 
@@ -188,9 +189,11 @@ def run_size(size: int, db: Path | None, seed: int) -> dict[str, float]:
                 lines.append(
                     f"{stamp} INFO app.worker: handled request {number} in {rng.random():.3f}s"
                 )
-        started = time.perf_counter()
-        report = Scanner(index).scan(lines)
-        scan_s = time.perf_counter() - started
+        scan_s = float("inf")
+        for _ in range(ROUNDS):  # the best round, as for explain
+            started = time.perf_counter()
+            report = Scanner(index).scan(lines)
+            scan_s = min(scan_s, time.perf_counter() - started)
         result["scan_lines_per_s"] = len(lines) / scan_s
         result["scan_matched"] = report.matched
     return result

@@ -129,6 +129,23 @@ def test_every_head_a_message_begins_with_finds_its_templates():
     assert sorted(index.candidates("Invalid key y", anchored=True)) == [2, 3, 4, 6]
 
 
+def test_templates_that_begin_with_a_hole_come_only_when_their_tail_ends_the_message():
+    index = build_index(
+        [
+            row(1, ["{a}", " not found"]),  # filed under "found" (the rarer word)
+            row(2, ["{a}", " not found", "{b}", "."]),  # under "not": "found" meets a hole
+            row(3, ["{cls}", "._contains"]),  # no word of its own: found by its key
+            row(4, ["{cls}", "._other"]),
+        ],
+        version="v",
+    )
+    # "x not found" holds the word of both; only the first ends as the message does.
+    assert index.candidates("x not found", anchored=True) == [0]
+    assert index.candidates("x not found y.", anchored=True) == [1]
+    assert index.candidates("Foo._contains", anchored=True) == [2]
+    assert index.candidates("Foo._contains and more", anchored=True) == []
+
+
 @pytest.mark.parametrize("decoys", [0, 20])
 def test_an_engine_of_few_keys_finds_what_an_automaton_finds(decoys):
     keys = ["phase", "ünïcode", "a b", *(f"never{n}" for n in range(decoys))]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TypeVar
@@ -199,12 +199,28 @@ def by_words(templates: list[tuple[str, ...]]) -> tuple[dict[str, list[int]], li
     return filed, wordless
 
 
-def filed_under(table: Mapping[str, _T], text: str) -> list[_T]:
+_last_split: tuple[str, list[str]] = ("", [])
+"""The last text :func:`filed_under` split, and its words: explain looks one message up in
+two tables (the index's and the interpreter's), and the words' hashes are then computed once."""
+
+_SPLIT_KEPT = 4096
+"""Longer texts are not kept in :data:`_last_split`."""
+
+
+def filed_under(table: dict[str, _T], text: str) -> list[_T]:
     """The entries of a table of words (see :func:`by_words`) that a text's words find.
 
     Each entry comes once, in the order its word first occurs in the text.
     """
-    hits = [entry for word in text.split() if (entry := table.get(word)) is not None]
+    global _last_split
+    last = _last_split
+    if last[0] is text:
+        words = last[1]
+    else:
+        words = text.split()
+        if len(text) <= _SPLIT_KEPT:
+            _last_split = (text, words)
+    hits = [entry for word in words if (entry := table.get(word)) is not None]
     return hits if len(hits) < 2 else list(dict.fromkeys(hits))
 
 

@@ -174,6 +174,7 @@ class _Candidate:
         "logger_gain",
         "class_sites",
         "score",
+        "spelled",
         "evidence",
         "exact",
     )
@@ -201,6 +202,9 @@ class _Candidate:
         """Without a template that matches: of how many sites its class is (see
         ``_of_the_class``)."""
         self.score = 0.0
+        self.spelled = 0
+        """Set when scored: how many characters of the message its template spells out (0
+        if none), which ranks equal scores."""
         self.evidence: list[str] = [] if evidence is None else evidence
         self.exact = False
 
@@ -734,15 +738,15 @@ class Explainer:
         interpreter = _interpreter_message(errors[primary]) if errors else None
         if interpreter is not None and not interpreter.general:
             _not_the_interpreter(candidates, primary, interpreter)
-        rowids, spelled = self.index.rowids, self._spelled
+        rowids = self.index.rowids
         # Of equal scores, the template that spells out more of the message first: pydantic's
         # own text of an error before the wrapper that prints any message of its class.
         ranked = list(candidates.values())
         if len(ranked) > 1:
-            ranked.sort(key=lambda c: (-c.score, -spelled(c), rowids[c.record]))
+            ranked.sort(key=lambda c: (-c.score, -c.spelled, rowids[c.record]))
         if len(ranked) > 1 and ranked[0].score == ranked[1].score:
             path = self.index.path  # a tie: the synchronous copy of a site first
-            ranked.sort(key=lambda c: (-c.score, -spelled(c), _asynchronous(path(c.record))))
+            ranked.sort(key=lambda c: (-c.score, -c.spelled, _asynchronous(path(c.record))))
         exact = [c for c in ranked if c.exact]
         ambiguous = self._mark_ambiguity(exact)
         chosen = (exact or ranked)[:top]
@@ -1378,6 +1382,8 @@ class Explainer:
         index = self.index
         record = candidate.record
         template_number = index.template_of(record)
+        literal = index.literal_length(template_number)
+        candidate.spelled = 0 if candidate.captures is None else literal
         have = index.error_class(record)
         qualified = error.qualified_class
         package = _package_of(qualified)
@@ -1406,7 +1412,6 @@ class Explainer:
                 candidate.score, candidate.exact = same.score, same.exact
                 candidate.evidence = list(same.evidence)
                 return
-        literal = index.literal_length(template_number)
         evidence = candidate.evidence
         score = candidate.frame_gain + candidate.logger_gain
         if candidate.captures is not None:

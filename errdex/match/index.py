@@ -46,7 +46,7 @@ from errdex.match.compile import (
     match_literals,
     normalize_space,
 )
-from errdex.match.engines import PrefilterEngine, make_engine
+from errdex.match.engines import FEW_KEYS, PrefilterEngine, make_engine
 
 KEY_LENGTH = 16
 """Longest prefilter key; longer literals contribute a window of this length."""
@@ -54,7 +54,7 @@ KEY_LENGTH = 16
 _MAX_LINE = 2**31 - 1
 """Lines are kept as 32-bit numbers (``array("i")``); a higher one counts as this one."""
 
-FORMAT_VERSION = 12
+FORMAT_VERSION = 13
 
 IndexRow = tuple[int, str, str, int, int, str, str]
 """What the index reads per record: rowid, class, path, line, end line, kind, template JSON."""
@@ -143,6 +143,17 @@ def _add_members(group: object, found: list[int]) -> bool:
     return True
 
 
+def _add_ending(group: _Members, end: str, tails: list[str], found: list[int]) -> None:
+    """Add the templates of a group whose tail ends a message (``end``: its last characters)."""
+    if isinstance(group, int):
+        if end.endswith(tails[group]):
+            found.append(group)
+    else:
+        for number in group:
+            if end.endswith(tails[number]):
+                found.append(number)
+
+
 def path_variants(path: str) -> list[str]:
     """Return a record path and its forms without source-layout prefixes (``src/``, ``python/``)."""
     variants = [path]
@@ -229,6 +240,7 @@ INDEX_FIELDS = (
     "_shorter_heads",
     "_tails",
     "_free_words",
+    "_few_wordless",
     "_ancestors",
     "_packages",
 )
@@ -288,6 +300,10 @@ class MatcherIndex:
         """The templates without a head, by a word of theirs (see
         :func:`~errdex.match.compile.bounded_words`): a whole message is split into words
         and each is looked up, where a scan of it for their keys costs more."""
+        self._few_wordless: tuple[tuple[str, _Members], ...] = ()
+        """The templates of the :data:`WORDLESS` automaton by key, when they have at most
+        :data:`~errdex.match.engines.FEW_KEYS` keys (the automaton is then None): a search of
+        the text for each costs less than a walk of the automaton."""
         self._ancestors: dict[str, frozenset[str]] = {}
         self._packages: dict[str, bool] = {}
         """:meth:`has_package`'s answers, worked out on first use."""
@@ -427,23 +443,26 @@ class MatcherIndex:
             return []
         if not anchored:
             return self._in_buckets(self.engines[ALL], message)
-        found = self._in_buckets(self.engines[WORDLESS], message)
-        if self._free_words:
-            for members in filed_under(self._free_words, message):
-                _add_members(members, found)
+        # A whole message also ends with its template's tail: checking it is much cheaper
+        # than verifying the template.
         end = _tail_end(message)
         tails = self._tails
+        found: list[int] = []
+        for number in self._in_buckets(self.engines[WORDLESS], message):
+            if end.endswith(tails[number]):
+                found.append(number)
+        for key, members in self._few_wordless:
+            if key in message:
+                _add_ending(members, end, tails, found)
+        if self._free_words:
+            for members in filed_under(self._free_words, message):
+                _add_ending(members, end, tails, found)
         occurred: list[set[int]] = []  # the crowded automaton's buckets, walked once
         for group in self.head_groups(_head_start(message)):
-            # A whole message also ends with its template's tail: checking it here is much
-            # cheaper than verifying the template.
-            if type(group) is int:
-                if end.endswith(tails[group]):
-                    found.append(group)
-            elif type(group) is tuple:
-                found.extend(number for number in group if end.endswith(tails[number]))
+            if isinstance(group, dict):
+                self._by_tail(message, end, group, found, occurred)
             else:
-                self._by_tail(message, end, group, found, occurred)  # type: ignore[arg-type]
+                _add_ending(group, end, tails, found)
         return found
 
     def head_groups(self, start: str) -> list[_Members | _ByTail]:
@@ -893,6 +912,11 @@ def _build_prefilter(index: MatcherIndex, engine: str) -> None:
     for automaton, offset in enumerate(offsets):
         keys = list(bucket_of[automaton])
         bucket_of[automaton].clear()
+        if automaton == WORDLESS and len(keys) <= FEW_KEYS:
+            index._few_wordless = tuple(
+                (key, _members(found)) for key, found in zip(keys, members[WORDLESS], strict=True)
+            )
+            keys = []
         engines.append(make_engine(engine, keys, offset=offset) if keys else None)
     index.engines = tuple(engines)
     index._bucket_starts, index._bucket_items = _csr(

@@ -13,6 +13,7 @@ literal (:func:`errdex.match.compile.match_literals`): linear whatever the paste
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -781,9 +782,12 @@ def interpreter_message(error_class: str | None, message: str) -> InterpreterMes
         text = _SUGGESTION.sub("", text).strip()
     if not text:
         return table.empty.get(error_class or "")
-    numbers = [n for found in filed_under(table.words, text) for n in found]
-    numbers.extend(table.wordless)
-    for number in sorted(set(numbers)) if len(numbers) > 1 else numbers:  # the table's order
+    groups = filed_under(table.words, text)
+    if len(groups) == 1 and not table.wordless:
+        numbers: Sequence[int] = groups[0]  # in the table's order
+    else:
+        numbers = sorted({n for found in groups for n in found}.union(table.wordless))
+    for number in numbers:
         literals, entry = table.entries[number]
         if (error_class is None or entry.error_class in classes) and match_literals(
             literals, text
