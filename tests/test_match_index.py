@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from errdex.match.compile import CompiledTemplate, bounded_words, compile_template, match_cut
 from errdex.match.engines import AhoCorasickEngine
 from errdex.match.index import (
+    SPECIFIC,
     _tail_end,
     build_index,
     candidate_keys,
@@ -193,6 +194,21 @@ def test_index_finds_templates_through_the_prefilter_and_groups_identical_ones()
     assert index.records_in_file("/usr/lib/python3/site-packages/other/mod.py") == [1]
     assert index.records_in_file("C:\\venv\\Lib\\site-packages\\pkg\\mod.py") == [0, 2, 3, 4]
     assert index.records_in_file("/x/notpkg/mod.py") == []
+
+
+def test_inside_a_line_only_specific_templates_are_looked_for():
+    index = build_index(
+        [
+            row(1, ["request ", "{x}", " handled"]),  # 16 literal characters
+            row(2, ["request ", "{x}"]),  # 8: found only as a whole message
+        ],
+        version="v",
+    )
+    line = "12:00:01 INFO app: request 7 handled"
+    assert index.candidates(line) == [0]
+    assert index.find_in(line) == [(0, ("7",))]
+    assert index.find_in("12:00:01 INFO app: request 7") == []
+    assert index.candidates("request 7", anchored=True) == [1]
 
 
 def test_a_message_shorter_than_its_template_matches_only_when_rewrapped():
@@ -427,7 +443,10 @@ def test_whole_message_lookups_never_lose_a_matching_template(templates, values,
         if not index.is_generic(t) and index.template(t).match(message) is not None
     }
     assert matching <= set(index.candidates(message, anchored=True))
-    assert matching <= set(index.candidates(message))
+    # Inside a line, only specific templates are looked for.
+    specific = {t for t in matching if index.literal_length(t) >= SPECIFIC}
+    assert specific <= set(index.candidates(message))
+    assert all(index.literal_length(t) >= SPECIFIC for t in index.candidates(message))
     verified = index.verify(index.candidates(message, anchored=True), message)
     # (A multi-line template may also match loosely, its whitespace re-wrapped.)
     assert {template for template, _, loosely in verified if not loosely} == matching

@@ -964,7 +964,7 @@ class Explainer:
         last = len(lines) - 1
         for position in range(last, max(-1, last - MAX_LINES), -1):
             where = f"line {position + 1} of {what}" if last else what
-            for template, captures in self.index.find_in(lines[position], min_literal=SPECIFIC):
+            for template, captures in self.index.find_in(lines[position]):
                 records = self.index.records_of(template, MAX_CANDIDATES)
                 note = f"{where} contains the template"
                 bonus = 12.0 * position / last if last else 12.0

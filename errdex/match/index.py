@@ -54,7 +54,7 @@ KEY_LENGTH = 16
 _MAX_LINE = 2**31 - 1
 """Lines are kept as 32-bit numbers (``array("i")``); a higher one counts as this one."""
 
-FORMAT_VERSION = 13
+FORMAT_VERSION = 14
 
 IndexRow = tuple[int, str, str, int, int, str, str]
 """What the index reads per record: rowid, class, path, line, end line, kind, template JSON."""
@@ -87,7 +87,7 @@ _Heads = dict[str, _Members | _ByTail]
 
 FREE, CROWDED, ALL, WORDLESS = 0, 1, 2, 3
 """The automata: of the templates a whole message cannot be placed by (no head), of those
-whose head and tail many share, of all of them (to search a line), and of the templates
+whose head and tail many share, of all the specific ones (to search a line), and of the templates
 without a head that no word of theirs finds either (see :attr:`MatcherIndex._free_words`)."""
 
 HEAD_LENGTHS = (16, 12, 9, 7, 5, 3, 1)
@@ -437,7 +437,10 @@ class MatcherIndex:
             message: The text.
             anchored: The whole text must be the message (not a message inside a log line):
                 then templates that begin with a literal come from their head, and only the
-                others from the automaton.
+                others from the automaton. Otherwise the message may sit anywhere in the
+                text, and only the templates of at least :data:`SPECIFIC` literal characters
+                are looked for (a walk of the automaton costs per key it finds, and a log
+                line holds the keys of many short templates: ``and``, ``request``).
         """
         if not message:
             return []
@@ -520,24 +523,22 @@ class MatcherIndex:
                 for bucket in occurred[0]:
                     found.extend(group.get(bucket, ()))  # type: ignore[union-attr]
 
-    def find_in(self, text: str, *, min_literal: int = 0) -> list[tuple[int, tuple[str, ...]]]:
-        """Find templates that produced the *end* of a text (a message behind a log prefix).
+    def find_in(self, text: str) -> list[tuple[int, tuple[str, ...]]]:
+        """Find the specific templates that produced the *end* of a line (behind a log prefix).
 
-        Each candidate template is tried at every place its first literal occurs; a template
-        that starts with a hole absorbs the prefix into that hole.
+        Only templates of at least :data:`SPECIFIC` literal characters are looked for: a
+        shorter one found inside a line is no evidence (see :meth:`candidates`). Each is tried
+        at every place its first literal occurs; a template that starts with a hole absorbs
+        the prefix into that hole.
 
         Args:
             text: One line.
-            min_literal: Skip templates with fewer literal characters.
 
         Returns:
             ``(template, captures)`` for each template that matches, in candidate order.
         """
         found: list[tuple[int, tuple[str, ...]]] = []
-        lengths = self._literal_lengths
         for number in self.candidates(text):
-            if lengths[number] < min_literal:
-                continue
             literals = self._literals[number]
             first = literals[0]
             start = text.find(first) if first else 0
@@ -886,7 +887,8 @@ def _build_prefilter(index: MatcherIndex, engine: str) -> None:
             keys = candidate_keys(_first_line(literals)) or keys
         # The least shared key keeps candidate lists short; longer wins a tie.
         key = min(keys, key=lambda k: (shared[k], -len(k)))
-        automata = [ALL]
+        # Inside a line only a specific template is looked for (see :meth:`find_in`).
+        automata = [ALL] if index._literal_lengths[number] >= SPECIFIC else []
         if not head:
             automata.append(FREE)
             if number in wordless_numbers:

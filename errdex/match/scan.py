@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from errdex.match.index import SPECIFIC, MatcherIndex
+from errdex.match.index import MatcherIndex
 from errdex.match.parse import repr_message
 
 MAX_LINE = 20_000
@@ -129,7 +129,7 @@ class Scanner:
     def _most_specific(self, line: str) -> tuple[int, tuple[str, ...]] | None:
         best: tuple[int, tuple[str, ...]] | None = None
         best_length = -1
-        for number, captures in self.index.find_in(line, min_literal=SPECIFIC):
+        for number, captures in self.index.find_in(line):
             length = self.index.literal_length(number)
             if length > best_length:
                 best, best_length = (number, captures), length
