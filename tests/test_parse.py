@@ -891,3 +891,27 @@ def test_a_rich_traceback_panel_reads_as_python_prints_its_frames():
         ("main.py", 10, "<module>", "requests.get('example.com/api')"),
         ("models.py", 438, "prepare_url", "f'Perhaps you meant https://{url}?'"),
     ]
+
+
+def test_a_prefix_every_line_shares_is_stripped_unless_the_transport_reader_strips_it():
+    # A relay's tag hides a traceback: the lines are parsed again without it.
+    relayed = [
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "x.py", line 1, in f',
+        "[rank0]: ValueError: x",
+    ]
+    assert parse_module._without_common_prefix(relayed) == [
+        "Traceback (most recent call last):",
+        '  File "x.py", line 1, in f',
+        "ValueError: x",
+    ]
+    parsed = parse("\n".join(relayed))
+    assert [(e.error_class, e.message, len(e.frames)) for e in parsed.errors] == [
+        ("ValueError", "x", 1)
+    ]
+    # syslog's prefix is the transport reader's, which reads what is behind it: a second
+    # parse without it would only repeat that work (twice the time of a 10 MB paste).
+    syslog = ["May  1 12:00:00 web01 app[1]: ERROR something failed here"] * 5
+    assert parse_module._without_common_prefix(syslog) is None
+    parsed = parse("\n".join(syslog))
+    assert [(e.level, e.message) for e in parsed.errors] == [("ERROR", "something failed here")] * 5

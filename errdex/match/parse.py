@@ -2457,7 +2457,8 @@ def _without_common_prefix(lines: Sequence[str]) -> list[str] | None:
 
     The prefix must start with a non-blank character, end with ``|``, ``]``, ``:`` or ``>``
     and one blank), be at most 60 characters, and begin at least half of the non-blank lines
-    (and three at least).
+    (and three at least). A prefix the transport reader strips (syslog's, docker compose's)
+    is left to it: it has read what is behind it already.
     """
     sample = [line for line in lines[:400] if line.strip()]
     if len(sample) < 3:
@@ -2471,7 +2472,7 @@ def _without_common_prefix(lines: Sequence[str]) -> list[str] | None:
             counts[prefix] = counts.get(prefix, 0) + 1
     needed = max(3, len(sample) // 2)
     chosen = max((p for p, n in counts.items() if n >= needed), key=len, default=None)
-    if chosen is None:
+    if chosen is None or any(pattern.fullmatch(chosen) for pattern in _TRANSPORTS):
         return None
     return [line[len(chosen) :] if line.startswith(chosen) else line for line in lines]
 
