@@ -45,6 +45,7 @@ from errdex.models import CapturedText, ErrorRecord, Match, MatchKind
 from errdex.store.base import RecordStore, SearchQuery
 
 NEARBY_LINES = 40
+"""A frame this close to a record's line in the same file counts as another version of it."""
 
 MAX_CAPTURED_TEXTS = 3
 """At most this many records are named for the text a match captured (identical ones)."""
@@ -64,7 +65,6 @@ OUTER_GAIN = 30.0
 
 INSIDE_STATEMENT = 4.0
 """What a frame inside a record's statement, not at its first line, gives less."""
-"""A frame this close to a record's line in the same file counts as another version of it."""
 
 MAX_CANDIDATES = 5000
 """At most this many verified records are ranked per error (identical templates)."""
@@ -1247,13 +1247,16 @@ class Explainer:
         Returns:
             How many templates were added.
         """
+        text = message.strip()
+        if len(text) < SPECIFIC:
+            return 0  # it cannot show that many of a template's characters
         # With a line break after it, the message ends in the template's text exactly where
         # that text breaks its line: no capture stops inside a hole. A space before the break
         # is lost in a paste (fastapi's ``… to be installed. \n``).
         fits = [
             (template, captures, shown)
             for template, captures, shown in self.index.verify_cut(
-                message.strip(), multiline=True, ends=("\n", " \n")
+                text, multiline=True, ends=("\n", " \n")
             )
             if not any(_cut_in_hole(value) for value in captures)
         ]
