@@ -204,7 +204,8 @@ class _Candidate:
         self.score = 0.0
         self.spelled = 0
         """Set when scored: how many characters of the message its template spells out (0
-        if none), which ranks equal scores."""
+        if none). It ranks equal scores, and tells what comes after scoring whether the
+        record's text is specific."""
         self.evidence: list[str] = [] if evidence is None else evidence
         self.exact = False
 
@@ -1053,9 +1054,7 @@ class Explainer:
         # RuntimeError(unbound_message)``): the text is made elsewhere, and a specific template
         # off the traceback may be where (flask's ``_no_app_msg``, bound at import).
         handed = any(
-            candidate.frame_gain
-            and candidate.captures is not None
-            and self._spelled(candidate) < SPECIFIC
+            candidate.frame_gain and candidate.captures is not None and candidate.spelled < SPECIFIC
             for candidate in candidates.values()
         )
         off = [
@@ -1080,7 +1079,7 @@ class Explainer:
 
         Read from the store (the form ``handed``): a traceback shows the other code's raise.
         """
-        specific = [c.record for c in candidates if self._spelled(c) >= SPECIFIC]
+        specific = [c.record for c in candidates if c.spelled >= SPECIFIC]
         stored = self._stored(specific[:MAX_HANDED_READS])
         return {record for record, found in stored.items() if found.message_form == "handed"}
 
@@ -1479,12 +1478,6 @@ class Explainer:
         )
         if key is not None:
             plain[key] = candidate
-
-    def _spelled(self, candidate: _Candidate) -> int:
-        """How many characters of the message the candidate's template spells out (0 if none)."""
-        if candidate.captures is None:
-            return 0
-        return self.index.literal_length(self.index.template_of(candidate.record))
 
     def _mark_ambiguity(self, exact: list[_Candidate]) -> bool:
         """Note when the best exact matches are identical templates nothing tells apart."""
