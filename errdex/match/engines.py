@@ -30,6 +30,10 @@ class PrefilterEngine(Protocol):
     """Finds the keys occurring in a text."""
 
     name: str
+    few: tuple[tuple[str, int], ...]
+    """Each key with its bucket, when the text is best searched for each key in turn (an
+    engine of at most :data:`FEW_KEYS` keys); else empty. The matcher index does that search
+    itself, in its compiled code, instead of calling :meth:`buckets`."""
 
     def buckets(self, text: str) -> list[int]:
         """Return the bucket of every key occurring in ``text`` (a bucket may repeat)."""
@@ -48,11 +52,11 @@ class AhoCorasickEngine:
 
     def __init__(self, keys: Sequence[str], *, offset: int = 0) -> None:
         self._automaton = ahocorasick.Automaton(ahocorasick.STORE_INTS)
-        self._few: tuple[tuple[str, int], ...] = ()
+        self.few: tuple[tuple[str, int], ...] = ()
         if len(keys) <= FEW_KEYS:
             # A walk of the automaton costs per character of the text, a search for a few
             # keys much less (``str.find`` skips along the text).
-            self._few = tuple(zip(keys, range(offset, offset + len(keys)), strict=True))
+            self.few = tuple(zip(keys, range(offset, offset + len(keys)), strict=True))
         else:
             for bucket, key in enumerate(keys, offset):
                 self._automaton.add_word(key, bucket)
@@ -63,8 +67,8 @@ class AhoCorasickEngine:
         """Return the bucket of every key occurring in ``text``."""
         if self._empty or not text:
             return []
-        if self._few:
-            return [bucket for key, bucket in self._few if key in text]
+        if self.few:
+            return [bucket for key, bucket in self.few if key in text]
         return [bucket for _, bucket in self._automaton.iter(text)]
 
 
@@ -80,6 +84,7 @@ class HyperscanEngine:
     """
 
     name = "hyperscan"
+    few: tuple[tuple[str, int], ...] = ()  # a compiled database scans any number of keys
 
     def __init__(self, keys: Sequence[str], *, offset: int = 0) -> None:
         hyperscan = _hyperscan()

@@ -46,7 +46,7 @@ from errdex.match.compile import (
     match_literals,
     normalize_space,
 )
-from errdex.match.engines import FEW_KEYS, PrefilterEngine, make_engine
+from errdex.match.engines import PrefilterEngine, make_engine
 
 KEY_LENGTH = 16
 """Longest prefilter key; longer literals contribute a window of this length."""
@@ -54,7 +54,7 @@ KEY_LENGTH = 16
 _MAX_LINE = 2**31 - 1
 """Lines are kept as 32-bit numbers (``array("i")``); a higher one counts as this one."""
 
-FORMAT_VERSION = 14
+FORMAT_VERSION = 15
 
 IndexRow = tuple[int, str, str, int, int, str, str]
 """What the index reads per record: rowid, class, path, line, end line, kind, template JSON."""
@@ -240,7 +240,6 @@ INDEX_FIELDS = (
     "_shorter_heads",
     "_tails",
     "_free_words",
-    "_few_wordless",
     "_ancestors",
     "_packages",
 )
@@ -300,10 +299,6 @@ class MatcherIndex:
         """The templates without a head, by a word of theirs (see
         :func:`~errdex.match.compile.bounded_words`): a whole message is split into words
         and each is looked up, where a scan of it for their keys costs more."""
-        self._few_wordless: tuple[tuple[str, _Members], ...] = ()
-        """The templates of the :data:`WORDLESS` automaton by key, when they have at most
-        :data:`~errdex.match.engines.FEW_KEYS` keys (the automaton is then None): a search of
-        the text for each costs less than a walk of the automaton."""
         self._ancestors: dict[str, frozenset[str]] = {}
         self._packages: dict[str, bool] = {}
         """:meth:`has_package`'s answers, worked out on first use."""
@@ -454,9 +449,6 @@ class MatcherIndex:
         for number in self._in_buckets(self.engines[WORDLESS], message):
             if end.endswith(tails[number]):
                 found.append(number)
-        for key, members in self._few_wordless:
-            if key in message:
-                _add_ending(members, end, tails, found)
         if self._free_words:
             for members in filed_under(self._free_words, message):
                 _add_ending(members, end, tails, found)
@@ -499,7 +491,9 @@ class MatcherIndex:
         found: list[int] = []
         if engine is not None:
             starts, items = self._bucket_starts, self._bucket_items
-            for bucket in set(engine.buckets(text)):
+            few = engine.few  # searched here: cheaper than the engine's method (see its doc)
+            buckets = [b for key, b in few if key in text] if few else set(engine.buckets(text))
+            for bucket in buckets:
                 found.extend(items[starts[bucket] : starts[bucket + 1]])
         return found
 
@@ -914,11 +908,6 @@ def _build_prefilter(index: MatcherIndex, engine: str) -> None:
     for automaton, offset in enumerate(offsets):
         keys = list(bucket_of[automaton])
         bucket_of[automaton].clear()
-        if automaton == WORDLESS and len(keys) <= FEW_KEYS:
-            index._few_wordless = tuple(
-                (key, _members(found)) for key, found in zip(keys, members[WORDLESS], strict=True)
-            )
-            keys = []
         engines.append(make_engine(engine, keys, offset=offset) if keys else None)
     index.engines = tuple(engines)
     index._bucket_starts, index._bucket_items = _csr(
