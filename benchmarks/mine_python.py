@@ -13,9 +13,12 @@ errdex leaves them out. In one run it measures, in source lines per second:
 * **re-mine unchanged**: mining the same source again, as a share of the full run (target:
   under 5%).
 
-Each measure is the best of ``--repeat`` runs (3 by default), taken in turns (parse, one job,
-two jobs, parse, …), as ``timeit`` does: on a shared machine a single run can be a quarter
-slower than the next, and the two-job run suffers most.
+Each measure is taken ``--repeat`` times (3 by default), in turns (parse, parse in two
+processes, one job, two jobs, parse, …). Throughputs are the best of the turns, as ``timeit``
+does. Ratios are the median of the turns' own ratios, each taken between runs a few seconds
+apart: on a shared machine one minute can be half again as slow as the next, and the best
+parse and the best mining run may come from different minutes. The lowest and highest turn
+are printed with them.
 
 Usage::
 
@@ -27,6 +30,9 @@ from __future__ import annotations
 import argparse
 import ast
 import io
+import json
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -105,57 +111,120 @@ def mine(root: Path, name: str, version: str, db: Path, jobs: int) -> tuple[floa
         return ended - started, last[0] - started, report.records
 
 
+MEASURES = ("parse", "parse2", "mine1", "mine2")
+"""A turn's measures, each in a fresh process: a bare parse, the bare parse in two processes,
+mining with one job, with two jobs."""
+
+
+def measure(what: str, spec: str, directory: Path) -> dict[str, float]:
+    """Take one measure of one package in this process (the child's side of ``--one``)."""
+    name, version = spec.split("==")
+    root = unpacked_wheel(name, version)
+    files = files_of(root)
+    if what == "parse":
+        seconds, lines = bare_parse(files)
+        return {"seconds": seconds, "lines": lines}
+    if what == "parse2":
+        return {"seconds": bare_parse_two(files)}
+    jobs = 1 if what == "again" else int(what[-1])  # "again": the store of a run before
+    seconds, extraction, records = mine(root, name, version, directory / "store", jobs)
+    return {"seconds": seconds, "extraction": extraction, "records": records}
+
+
+def in_fresh_process(what: str, spec: str, directory: str) -> dict[str, float]:
+    """Take a measure in a new Python process, as a user's run is.
+
+    Mining leaves the process's heap larger and scattered: a bare parse after a run of errdex
+    in the same process took 1.3 to 1.9 times as long as one before it, and a run after
+    another run was slowed as well.
+    """
+    command = [sys.executable, __file__, "--one", what, spec, directory]
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    result: dict[str, float] = json.loads(output.strip().splitlines()[-1])
+    return result
+
+
+def one_turn(spec: str) -> dict[str, dict[str, float]]:
+    """Take each of :data:`MEASURES` once, each in a fresh process and a fresh store."""
+    taken = {}
+    for what in MEASURES:
+        with tempfile.TemporaryDirectory() as directory:
+            taken[what] = in_fresh_process(what, spec, directory)
+    return taken
+
+
+def remine(spec: str) -> float:
+    """Seconds to mine an unchanged source again (a first run, then the timed one)."""
+    with tempfile.TemporaryDirectory() as directory:
+        in_fresh_process("mine1", spec, directory)
+        return in_fresh_process("again", spec, directory)["seconds"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--packages", default=DEFAULT)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--one", nargs=3, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one is not None:
+        what, spec, directory = args.one
+        print(json.dumps(measure(what, spec, Path(directory))))
+        return
     print(f"errdex modules: {_native.MODE} (see errdex/_native.py)")
-    totals = {"parse": 0.0, "parse2": 0.0, "again": 0.0, "lines": 0, "records": 0}
+    # Each turn's seconds (parse, parse in two processes, 1 job, 2 jobs), summed over packages.
+    turns = [[0.0] * len(MEASURES) for _ in range(args.repeat)]
+    totals = {"again": 0.0, "lines": 0.0}
     runs: dict[int, list[tuple[float, float]]] = {1: [], 2: []}  # best (run, extraction) each
+    best_parse: list[float] = []
     for spec in args.packages.split(","):
-        name, version = spec.split("==")
-        root = unpacked_wheel(name, version)
-        files = files_of(root)
-        bare_parse(files)  # warm the page cache so both sides read from memory
-        parse_s = parse2_s = float("inf")
+        bare_parse(files_of(unpacked_wheel(*spec.split("=="))))  # the page cache, for all
+        own: list[list[float]] = []  # this package's turns
         best: dict[int, tuple[float, float]] = {1: (float("inf"), 0.0), 2: (float("inf"), 0.0)}
-        with tempfile.TemporaryDirectory() as directory:
-            for turn in range(args.repeat):
-                seconds, lines = bare_parse(files)
-                parse_s = min(parse_s, seconds)
-                parse2_s = min(parse2_s, bare_parse_two(files))
-                for jobs in (1, 2):
-                    *timing, records = mine(
-                        root, name, version, Path(directory) / f"{jobs}-{turn}", jobs
-                    )
-                    best[jobs] = min(best[jobs], (timing[0], timing[1]))
-            again_s, _, _ = mine(root, name, version, Path(directory) / "1-0", jobs=1)
+        lines = records = 0.0
+        for _ in range(args.repeat):
+            taken = one_turn(spec)
+            own.append([taken[what]["seconds"] for what in MEASURES])
+            lines, records = taken["parse"]["lines"], taken["mine1"]["records"]
+            for jobs in (1, 2):
+                run = taken[f"mine{jobs}"]
+                best[jobs] = min(best[jobs], (run["seconds"], run["extraction"]))
+        again_s = remine(spec)
+        parse_s = min(turn[0] for turn in own)
         one_s, two_s = best[1][0], best[2][0]
         print(
-            f"mine {spec}: {len(files)} files, {lines} lines, {records} records | "
+            f"mine {spec}: {lines:.0f} lines, {records:.0f} records | "
             f"bare parse {lines / parse_s:,.0f} lines/s | "
-            f"errdex 1 job {lines / one_s:,.0f} lines/s (ratio {parse_s / one_s:.2f}) | "
-            f"2 jobs {lines / two_s:,.0f} lines/s (x{one_s / two_s:.2f}; {phases(best)}) | "
+            f"errdex 1 job {lines / one_s:,.0f} lines/s (ratio {paired(own, 0, 2)}) | "
+            f"2 jobs {lines / two_s:,.0f} lines/s (x{paired(own, 2, 3)}; {phases(best)}) | "
             f"re-mine unchanged {again_s:.2f} s = {again_s / one_s:.1%} of a full run"
         )
-        totals["parse"] += parse_s
-        totals["parse2"] += parse2_s
+        for turn, package_turn in zip(turns, own, strict=True):
+            for position, seconds in enumerate(package_turn):
+                turn[position] += seconds
         totals["again"] += again_s
         totals["lines"] += lines
-        totals["records"] += records
+        best_parse.append(parse_s)
         for jobs in (1, 2):
             runs[jobs].append(best[jobs])
     total = {jobs: tuple(map(sum, zip(*timings, strict=True))) for jobs, timings in runs.items()}
     lines = totals["lines"]
     print(
-        f"mine total: {lines} lines | bare parse {lines / totals['parse']:,.0f} lines/s | "
+        f"mine total: {lines:.0f} lines | bare parse {lines / sum(best_parse):,.0f} lines/s | "
         f"errdex 1 job {lines / total[1][0]:,.0f} lines/s "
-        f"(ratio {totals['parse'] / total[1][0]:.2f}, target >= 0.5) | "
-        f"2 jobs x{total[1][0] / total[2][0]:.2f} ({phases(total)}; bare parse in two "
-        f"processes x{totals['parse'] / totals['parse2']:.2f}, the machine's ceiling) | "
+        f"(ratio {paired(turns, 0, 2)}, target >= 0.5) | "
+        f"2 jobs x{paired(turns, 2, 3)} ({phases(total)}; bare parse in two "
+        f"processes x{paired(turns, 0, 1)}, the machine's ceiling) | "
         f"re-mine unchanged {totals['again'] / total[1][0]:.1%} (target < 5%)"
     )
+
+
+def paired(turns: list[list[float]], numerator: int, denominator: int) -> str:
+    """The median of the turns' ratios of two measures, with the lowest and highest turn."""
+    ratios = sorted(turn[numerator] / turn[denominator] for turn in turns)
+    median = statistics.median(ratios)
+    if len(ratios) == 1:
+        return f"{median:.2f}"
+    return f"{median:.2f}, turns {ratios[0]:.2f}-{ratios[-1]:.2f}"
 
 
 def phases(best: dict[int, tuple[float, ...]]) -> str:

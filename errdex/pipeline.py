@@ -38,6 +38,7 @@ from errdex.analyze.records import build_records, permalink
 from errdex.errors import ExtractionError
 from errdex.extract import ClassHierarchy, Extractor, blob_digest, extractors
 from errdex.extract.files import Source, SourceFile, open_source
+from errdex.memory import collector_paused
 from errdex.models import (
     Claim,
     ErrorRecord,
@@ -169,25 +170,6 @@ def _encodable(result: FileResult) -> tuple[FileResult, str]:
         return result, result.model_dump_json()
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while mining (#3).
-
-    Mining keeps millions of objects alive (a file's syntax tree while it is analysed, then
-    every file's sites and records) and the collector would walk all of them again and again
-    for nothing: extraction and linking create no reference cycles, so reference counting
-    frees what they drop (the few small cycles left wait for the next collection after the
-    run). Collecting took about a tenth of a run.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 _CHUNK = 16
 """Files in a chunk at most (fewer when they are big: :data:`_CHUNK_BYTES`)."""
 
@@ -217,7 +199,7 @@ def _mine_chunks(
     back the same way: a pipe never fills, so neither process ever waits for the other to
     read. An error (``strict``) goes back in place of the results.
     """
-    gc.disable()  # as in the mining process (see _collector_paused)
+    gc.disable()  # as in the mining process (see errdex.memory)
     chosen = extractors(window=window, languages=languages)
     while (task := tasks.recv()) is not None:
         number, path = task
@@ -643,7 +625,7 @@ class Pipeline:
             ExtractionError: A file cannot be mined and ``settings.strict`` is set.
             StoreError: The store cannot be written (the previous records stay).
         """
-        with _collector_paused(), _Extraction(self) as extraction:
+        with collector_paused(), _Extraction(self) as extraction:
             return self._mine(source, progress, extraction)
 
     def _mine(
@@ -937,7 +919,7 @@ class Pipeline:
         """Mine a source without storing it; return its sites by file path."""
         results: list[tuple[Extractor, FileResult]] = []
         by_path: dict[str, list[RaiseSite]] = {}
-        with _collector_paused():
+        with collector_paused():
             for file in source.files(
                 wanted=self._wanted,
                 max_bytes=self.settings.max_file_bytes,

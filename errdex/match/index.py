@@ -47,6 +47,7 @@ from errdex.match.compile import (
     normalize_space,
 )
 from errdex.match.engines import PrefilterEngine, make_engine
+from errdex.memory import collector_paused
 
 KEY_LENGTH = 16
 """Longest prefilter key; longer literals contribute a window of this length."""
@@ -705,6 +706,17 @@ def build_index(
     Returns:
         The index.
     """
+    with collector_paused():
+        return _build_index(rows, version=version, engine=engine, classes=classes)
+
+
+def _build_index(
+    rows: Iterable[IndexRow],
+    *,
+    version: str,
+    engine: str,
+    classes: Iterable[tuple[str, str, str]],
+) -> MatcherIndex:
     index = MatcherIndex(version)
     ancestors: dict[str, set[str]] = {}
     for name, module, found in classes:
