@@ -242,7 +242,7 @@ def test_index_cache_round_trip_and_staleness(tmp_path):
     assert load_index(tmp_path / "missing", version="s:1") is None
 
 
-def test_building_the_index_pauses_the_cyclic_collector(tmp_path):
+def test_building_the_index_pauses_the_cyclic_collector():
     # A build makes millions of lasting objects at a million records: full collections walked
     # them again and again (5 s of a 54 s build), freeing nothing.
     import gc
