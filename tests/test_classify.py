@@ -675,6 +675,30 @@ def test_a_text_without_a_rules_words_never_matches_the_rule(pieces: list[str]) 
             assert any(word in text for word in words), (name, text)
 
 
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(_RULE_WORDS),
+            st.text(max_size=4),
+            st.sampled_from([" ", "x", "() ", "'", "is ", "the ", "\n", "-", "é"]),
+        ),
+        max_size=12,
+    )
+)
+def test_the_rules_tried_on_a_text_are_those_whose_words_it_holds(pieces: list[str]) -> None:
+    # One automaton finds every rule's words at once; it must pick the rules a substring test
+    # of each word picks, no fewer (a rule skipped) and no more.
+    from errdex.analyze.classify import _wording_rules
+
+    text = "".join(pieces).lower()
+    expected = [
+        rule
+        for rule, words in enumerate(_wording_words())
+        if words is None or any(word in text for word in words)
+    ]
+    assert _wording_rules(text) == expected
+
+
 @pytest.mark.parametrize(
     ("error_class", "expected"),
     [

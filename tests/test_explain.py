@@ -1439,6 +1439,22 @@ def test_of_identical_sync_and_async_sites_the_synchronous_comes_first(cli, tmp_
     ]
 
 
+def test_the_top_of_many_identical_sites_are_the_first_of_the_whole_ranking(cli, tmp_path):
+    # Only the ``--top`` best are put in order: they must be those a sort of every match
+    # puts first (the synchronous copies, then the stored order), and the count all of them.
+    body = 'def select(timeout):\n    raise TimeoutError(f"No servers found yet: {timeout}s")\n'
+    files = {f"db/{kind}/m{n}.py": body for kind in ("asynchronous", "sync") for n in range(6)}
+    mined(cli, tmp_path, files)
+    paths = {}
+    for top in ("3", "20"):
+        output = cli("explain", "No servers found yet: 30s", "--json", "--top", top).output
+        answer = json.loads(output)
+        assert answer["ambiguous"] and answer["total"] == 12
+        paths[top] = [m["record"]["filePath"] for m in answer["matches"]]
+    assert paths["20"] == sorted(files, key=lambda path: ("asynchronous" in path, path))
+    assert paths["3"] == paths["20"][:3] == ["db/sync/m0.py", "db/sync/m1.py", "db/sync/m2.py"]
+
+
 def test_a_logged_message_python_raised_is_told_as_such(cli, tmp_path):
     # uvicorn logs the OSError it caught: ``logger.error(exc)``.
     body = "import logging\n\ndef serve(exc):\n    logging.getLogger('uvicorn').error(exc)\n"

@@ -356,3 +356,22 @@ def test_a_rename_with_nothing_to_rename_writes_nothing(tmp_path):
         token = store.version()
         assert store.rename_source("acme/mono==1.0", "acme/mono:api==1.0", package="api") is False
         assert store.version() == token
+
+
+def test_a_new_store_keeps_a_record_in_one_page_and_an_old_one_keeps_its_pages(tmp_path):
+    # A record's row (about 5 KB of JSON) fits in a 16 KiB page: no overflow pages to write.
+    new = filled_file(tmp_path / "new.sqlite3", 3)
+    old = tmp_path / "old.sqlite3"
+    with sqlite3.connect(old) as db:
+        db.execute("PRAGMA page_size=4096")
+        db.execute("CREATE TABLE unrelated (x)")  # the page size is fixed from here on
+    filled_file(old, 3)
+    sizes = {}
+    for path in (new, old):
+        with sqlite3.connect(path) as db:
+            sizes[path] = db.execute("PRAGMA page_size").fetchone()[0]
+            largest = db.execute("SELECT max(length(data)) FROM records").fetchone()[0]
+        with SQLiteStore(path) as store:
+            assert store.stats().records == 3
+    assert sizes == {new: sqlite_store.PAGE_SIZE, old: 4096}
+    assert 4096 < largest < sizes[new] // 2

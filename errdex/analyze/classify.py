@@ -51,6 +51,8 @@ from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from typing import Any
 
+import ahocorasick
+
 from errdex.models import (
     CodeFacts,
     ErrorType,
@@ -705,13 +707,42 @@ def _wording_words() -> tuple[tuple[str, ...] | None, ...]:
     return tuple(required_words(pattern) for _, pattern, _, _ in _WORDING)
 
 
+@functools.cache
+def _wording_filter() -> tuple[Any, tuple[frozenset[int] | None, ...]]:
+    """An automaton of every rule's :func:`required_words`, and each rule's words by number.
+
+    One pass of the automaton over a text tells every rule whose words it holds, where a
+    substring test per word took most of the time the rules took (about 200 words).
+    """
+    numbers: dict[str, int] = {}
+    for words in _wording_words():
+        for word in words or ():
+            numbers.setdefault(word, len(numbers))
+    automaton = ahocorasick.Automaton(ahocorasick.STORE_INTS)
+    for word, number in numbers.items():
+        automaton.add_word(word, number)
+    if numbers:
+        automaton.make_automaton()
+    needs = tuple(
+        None if words is None else frozenset(numbers[word] for word in words)
+        for words in _wording_words()
+    )
+    return automaton, needs
+
+
+def _wording_rules(text: str) -> list[int]:
+    """The wording rules that may match ``text`` (lower case): those holding one of its words."""
+    automaton, needs = _wording_filter()
+    held = {number for _, number in automaton.iter(text)} if len(automaton) else set()
+    return [rule for rule, words in enumerate(needs) if words is None or not words.isdisjoint(held)]
+
+
 @functools.lru_cache(maxsize=16384)
 def _wording(text: str) -> tuple[str, ErrorType | None] | None:
     """Apply the wording rules to a message's literal text: (root cause, category or None)."""
     text = text.lower()
-    for (_, pattern, background, kind), words in zip(_WORDING, _wording_words(), strict=True):
-        if words is not None and not any(word in text for word in words):
-            continue
+    for rule in _wording_rules(text):
+        _, pattern, background, kind = _WORDING[rule]
         if pattern.search(text):
             if background == "missing-key" and _FILE_WORDS.search(text):
                 return "file-not-found", kind

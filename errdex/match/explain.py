@@ -18,6 +18,7 @@ import sys
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -632,6 +633,18 @@ def _paste_lines(text: str) -> list[str]:
 _ASYNC_PATH = re.compile(r"(?:^|/)(?:asynchronous|aio|_async|async_?)(?:/|\.py\Z)|_async\.py\Z")
 
 
+_BY_RECORD = attrgetter("record")
+_BY_SCORE = attrgetter("score", "spelled")
+
+
+def _best_scored(candidates: list[_Candidate]) -> list[_Candidate]:
+    """The candidates of the best score (none of none)."""
+    if len(candidates) < 2:
+        return candidates
+    best = max(c.score for c in candidates)
+    return [c for c in candidates if c.score == best]
+
+
 @functools.lru_cache(maxsize=4096)
 def _asynchronous(path: str) -> bool:
     """Whether a file is the asynchronous copy of a synchronous one.
@@ -739,18 +752,10 @@ class Explainer:
         interpreter = _interpreter_message(errors[primary]) if errors else None
         if interpreter is not None and not interpreter.general:
             _not_the_interpreter(candidates, primary, interpreter)
-        rowids = self.index.rowids
-        # Of equal scores, the template that spells out more of the message first: pydantic's
-        # own text of an error before the wrapper that prints any message of its class.
         ranked = list(candidates.values())
-        if len(ranked) > 1:
-            ranked.sort(key=lambda c: (-c.score, -c.spelled, rowids[c.record]))
-        if len(ranked) > 1 and ranked[0].score == ranked[1].score:
-            path = self.index.path  # a tie: the synchronous copy of a site first
-            ranked.sort(key=lambda c: (-c.score, -c.spelled, _asynchronous(path(c.record))))
         exact = [c for c in ranked if c.exact]
         ambiguous = self._mark_ambiguity(exact)
-        chosen = (exact or ranked)[:top]
+        chosen = self._best(exact or ranked, top, tie=len(_best_scored(ranked)) > 1)
         if not exact:
             chosen = self._nearest_by_words(parsed, chosen, top)
         return Explanation(
@@ -1479,9 +1484,30 @@ class Explainer:
         if key is not None:
             plain[key] = candidate
 
+    def _best(self, pool: list[_Candidate], top: int, *, tie: bool) -> list[_Candidate]:
+        """The ``top`` best candidates of ``pool``, best first.
+
+        Of equal scores, the template that spells out more of the message first: pydantic's
+        own text of an error before the wrapper that prints any message of its class. When
+        the two best scores of all candidates tie (``tie``), the synchronous copy of a site
+        before the asynchronous one; then the record stored first. Stable sorts on plain
+        attributes, the last key first: a message that several hundred records print
+        (pyparsing's ``… (at char {}), (line:{}, col:{})``) spent a third of its explain in
+        the key function of one sort of them all by a tuple of the three, made twice.
+        """
+        if len(pool) < 2:
+            return pool[:top]
+        ordered = sorted(pool, key=_BY_RECORD)  # record numbers follow the stored order
+        if tie:
+            path = self.index.path
+            ordered.sort(key=lambda c: _asynchronous(path(c.record)))
+        ordered.sort(key=_BY_SCORE, reverse=True)  # stable: equal keys keep their order
+        return ordered[:top]
+
     def _mark_ambiguity(self, exact: list[_Candidate]) -> bool:
         """Note when the best exact matches are identical templates nothing tells apart."""
-        if len(exact) < 2 or exact[0].score != exact[1].score:
+        tied = _best_scored(exact)
+        if len(tied) < 2:
             return False
         index = self.index
 
@@ -1489,8 +1515,7 @@ class Explainer:
             # Templates that differ only in their holes' names print the same messages.
             return index.literals(index.template_of(record))
 
-        best = text_of(exact[0].record)
-        tied = [c for c in exact if c.score == exact[0].score]
+        best = text_of(tied[0].record)
         if any(text_of(c.record) != best for c in tied):
             return False
         note = f"{len(tied)} sites raise this same message; nothing in the input tells them apart"
