@@ -11,6 +11,8 @@ import textwrap
 import pytest
 from conftest import SEED_FILE, SEED_PATH, make_repo, seed_fixture_source
 from corpus import unpacked_wheel
+from hypothesis import given
+from hypothesis import strategies as st
 
 import errdex
 from errdex.match.explain import Explainer
@@ -1975,3 +1977,39 @@ def test_the_statement_a_frame_shows_finds_its_site_in_another_version(cli, tmp_
     assert (best["record"]["lineNumber"], other["record"]["lineNumber"]) == (307, 305)
     assert best["score"] > other["score"]
     assert any("shows the record's statement" in note for note in best["evidence"])
+
+
+_RANKED_PATHS = [f"db/{'asynchronous/' if n % 3 == 0 else ''}m{n}.py" for n in range(12)]
+
+
+@given(
+    picks=st.lists(
+        st.tuples(st.integers(0, 11), st.sampled_from([0.0, 5.0, 12.5]), st.integers(0, 2)),
+        unique_by=lambda pick: pick[0],
+        max_size=12,
+    ),
+    top=st.integers(1, 8),
+)
+def test_explain_ranks_candidates_as_two_sorts_of_them_all_would(picks, top):
+    # The ranking sorts by record, by the asynchronous copy on a tie, then by score and
+    # spelled-out text; it must give what a sort of every candidate by the tuple (score,
+    # spelled, record), then again by (score, spelled, asynchronous) when the best two tie,
+    # gave before it.
+    from errdex.match.explain import _asynchronous, _best_scored, _Candidate
+    from errdex.match.index import build_index
+
+    template = json.dumps([["No servers found yet: ", False], ["timeout", True]])
+    rows = [(n + 1, "E", p, 2, 2, "raise", template) for n, p in enumerate(_RANKED_PATHS)]
+    explainer = Explainer(None, build_index(rows, version="v"))  # type: ignore[arg-type]
+    pool = []
+    for record, score, spelled in picks:
+        candidate = _Candidate(record, 0, None)
+        candidate.score, candidate.spelled = score, spelled
+        pool.append(candidate)
+    before = sorted(pool, key=lambda c: (-c.score, -c.spelled, c.record))
+    if len(before) > 1 and before[0].score == before[1].score:
+        before.sort(key=lambda c: (-c.score, -c.spelled, _asynchronous(_RANKED_PATHS[c.record])))
+    tie = len(_best_scored(pool)) > 1
+    assert [c.record for c in explainer._best(pool, top, tie=tie)] == [
+        c.record for c in before[:top]
+    ]
