@@ -638,7 +638,7 @@ _BY_SCORE = attrgetter("score", "spelled")
 
 
 def _best_scored(candidates: list[_Candidate]) -> list[_Candidate]:
-    """The candidates of the best score (none of none)."""
+    """The candidates that have the best score (every one of fewer than two)."""
     if len(candidates) < 2:
         return candidates
     best = max(c.score for c in candidates)
