@@ -21,6 +21,7 @@ from pydantic import (
     Field,
     JsonValue,
     PlainSerializer,
+    SkipValidation,
 )
 from pydantic.alias_generators import to_camel
 
@@ -288,13 +289,16 @@ class FileResult(_Model):
         digest: The git blob id of the file's bytes (the same for a directory and a git source).
         sites: The sites found in the file, before cross-file linking.
         exports: Language-specific facts other files may need (constants, exception classes,
-            factories), as JSON; only the extractor that wrote them reads them.
+            factories), as JSON; only the extractor that wrote them reads them. Not
+            validated: the extractors make them, and checking every value of them took a
+            tenth of a second of mining transformers (#3); a value JSON cannot hold fails
+            the file's serialisation, which the pipeline reports as the file's problem.
     """
 
     path: str
     digest: str
     sites: tuple[RaiseSite, ...] = ()
-    exports: dict[str, JsonValue] = Field(default_factory=dict)
+    exports: SkipValidation[dict[str, JsonValue]] = Field(default_factory=dict)
 
 
 class Parameter(_Model):

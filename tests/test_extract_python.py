@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from errdex.analyze.templates import Built, template_part
 from errdex.extract.files import SourceFile
 from errdex.extract.python import PythonExtractor, module_name, split_lines
 from errdex.match.compile import compile_template
@@ -39,6 +40,44 @@ def one(sites: list[RaiseSite], line: int, path: str | None = None) -> RaiseSite
 
 def texts(sites: list[RaiseSite], line: int, path: str | None = None) -> list[str]:
     return sorted(s.template.text for s in sites if s.line == line and (path in (None, s.path)))
+
+
+def test_a_built_template_is_a_value_equal_and_hashed_by_its_fields():
+    """Built is a plain class (mypyc compiles it): equality and hash are its fields'."""
+    parts = (template_part("bad "), template_part("x", hole=True))
+    here = Location(path="m.py", line=3)
+    same = Built(parts, "f-string", defined_at=here)
+    assert same == Built(parts, "f-string", False, Location(path="m.py", line=3))
+    assert hash(same) == hash(Built(parts, "f-string", defined_at=here))
+    others = [
+        Built(parts[:1], "f-string", defined_at=here),
+        Built(parts, "format", defined_at=here),
+        Built(parts, "f-string", True, here),
+        Built(parts, "f-string"),
+    ]
+    assert all(other != same for other in others)
+    assert len({same, *others, Built(parts, "f-string", defined_at=here)}) == 5
+    assert same != (parts, "f-string", False, here)
+    shown = "Built(parts=(), form='opaque', i18n=False, defined_at=None)"
+    assert repr(Built((), "opaque")) == shown
+
+
+def test_an_exported_constant_with_a_lone_surrogate_is_linked_and_stored_escaped():
+    """Exports are not validated: one that JSON cannot encode still takes the escaped way."""
+    from errdex.pipeline import _encodable
+
+    results = extract(
+        {
+            "pkg/texts.py": 'BAD = "bad \\ud800 {name}"\n',
+            "pkg/use.py": "from pkg.texts import BAD\n\ndef f(name):\n"
+            "    raise ValueError(BAD.format(name=name))\n",
+        }
+    )
+    stored = [_encodable(result) for result in results]
+    loaded = [FileResult.model_validate_json(payload) for _, payload in stored]
+    assert "\\ud800" in stored[0][1] and loaded[0].exports == json.loads(stored[0][1])["exports"]
+    (site,) = PythonExtractor().link(loaded)
+    assert site.template.text == "bad \\ud800 {name}"
 
 
 # -- forms at the site ------------------------------------------------------------------------

@@ -26,8 +26,7 @@ import re
 import string
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from errdex.models import Location, MessageTemplate, TemplatePart
 
@@ -46,9 +45,12 @@ REFERENCE_STYLE = "\0ref"
 _MARK_BASE = 0xF0000
 
 
-@dataclass(frozen=True)
 class Built:
-    """A template built from an expression, and how it was built.
+    """A template built from an expression, and how it was built (an immutable value).
+
+    A plain class with its own ``__init__``, ``__eq__`` and ``__hash__``, not a frozen
+    dataclass: mypyc compiles these (a dataclass's are generated at import and interpreted),
+    and mining transformers makes a hundred thousand of them (#3).
 
     Attributes:
         parts: The template parts (adjacent literals not yet merged).
@@ -58,10 +60,32 @@ class Built:
         defined_at: Where a resolved constant or variable is defined.
     """
 
-    parts: tuple[TemplatePart, ...]
-    form: str
-    i18n: bool = False
-    defined_at: Location | None = None
+    def __init__(
+        self,
+        parts: tuple[TemplatePart, ...],
+        form: str,
+        i18n: bool = False,
+        defined_at: Location | None = None,
+    ) -> None:
+        self.parts: Final = parts
+        self.form: Final = form
+        self.i18n: Final = i18n
+        self.defined_at: Final = defined_at
+
+    def _key(self) -> tuple[tuple[TemplatePart, ...], str, bool, Location | None]:
+        return (self.parts, self.form, self.i18n, self.defined_at)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Built) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"Built(parts={self.parts!r}, form={self.form!r}, i18n={self.i18n!r}, "
+            f"defined_at={self.defined_at!r})"
+        )
 
     def template(self) -> MessageTemplate:
         """Return the parts as a normalised template (adjacent literals merged, empty dropped)."""

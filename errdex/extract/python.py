@@ -1120,33 +1120,66 @@ class _ClassInfo:
         return None
 
 
-@dataclass
 class _FunctionInfo:
-    """A function's parameters, and what it returns or passes on (``F``)."""
+    """A function's parameters, and what it returns or passes on (``F``).
 
-    qualname: str
-    line: int
-    params: list[str]
-    method: str
-    defaults: dict[str, list[Built]] = field(default_factory=dict)
-    ints: dict[str, int] = field(default_factory=dict)
-    classes: dict[str, str] = field(default_factory=dict)
-    """The class a parameter stands for when a call passes none (``category=SAWarning``)."""
-    helper_param: str | None = None
-    helper_sites: list[int] = field(default_factory=list)
-    helper_status: str | None = None
-    returns: list[dict[str, Any]] = field(default_factory=list)
-    messages: list[Built] = field(default_factory=list)
-    is_property: bool = False
-    forwards: list[dict[str, Any]] = field(default_factory=list)
-    class_param: str | None = None
-    """The parameter whose class the function returns an instance of (``return error_type(…)``)."""
-    positional: int = 0
-    """How many parameters a call may pass by position (before ``*args``)."""
-    vararg: str | None = None
-    helper_percent: bool = False
-    """The helper logs its message with its ``*args`` (``logger.warning(message, *args)``):
-    logging formats the message with the caller's further arguments."""
+    A plain class, not a dataclass: mypyc compiles its ``__init__`` (a dataclass's is
+    generated at import and interpreted), and mining makes one per function (#3).
+
+    Attributes:
+        qualname: The function's qualified name.
+        line: Its ``def`` line.
+        params: Its parameters, positional then keyword-only.
+        method: ``"method"``, ``"class"`` or ``"static"`` for a method, else empty.
+        defaults: The string defaults of its parameters, as templates.
+        ints: Its integer defaults.
+        classes: The class a parameter stands for when a call passes none
+            (``category=SAWarning``).
+        helper_param: The parameter a message helper takes its message by.
+        helper_sites: The sites a message helper raises or logs its message at.
+        helper_status: The HTTP status a helper's sites give.
+        returns: What it returns (exceptions, templates), as exports.
+        messages: The templates it returns as text.
+        is_property: It is a property.
+        forwards: The calls it passes its message on to.
+        class_param: The parameter whose class the function returns an instance of
+            (``return error_type(…)``).
+        positional: How many parameters a call may pass by position (before ``*args``).
+        vararg: Its ``*args`` name.
+        helper_percent: The helper logs its message with its ``*args``
+            (``logger.warning(message, *args)``): logging formats the message with the
+            caller's further arguments.
+    """
+
+    def __init__(
+        self,
+        *,
+        qualname: str,
+        line: int,
+        params: list[str],
+        method: str,
+        positional: int = 0,
+        vararg: str | None = None,
+        is_property: bool = False,
+    ) -> None:
+        self.qualname = qualname
+        self.line = line
+        self.params = params
+        self.method = method
+        self.defaults: dict[str, list[Built]] = {}
+        self.ints: dict[str, int] = {}
+        self.classes: dict[str, str] = {}
+        self.helper_param: str | None = None
+        self.helper_sites: list[int] = []
+        self.helper_status: str | None = None
+        self.returns: list[dict[str, Any]] = []
+        self.messages: list[Built] = []
+        self.is_property = is_property
+        self.forwards: list[dict[str, Any]] = []
+        self.class_param: str | None = None
+        self.positional = positional
+        self.vararg = vararg
+        self.helper_percent = False
 
     def export(self) -> dict[str, Any] | None:
         texts = any(literal_length(b.parts) or has_reference(b.parts) for b in self.messages)
@@ -1221,43 +1254,78 @@ class _Variables(dict[str, list["Built"]]):
         return super().pop(name, default)
 
 
-@dataclass
 class _Scope:
-    """Where the walker is: class and function, and the message variables reaching here."""
+    """Where the walker is: class and function, and the message variables reaching here.
 
-    qualname: str = ""
-    function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
-    cls: _ClassInfo | None = None
-    method: str = ""
-    info: _FunctionInfo | None = None
-    variables: dict[str, list[Built]] = field(default_factory=dict)
-    enclosing: dict[str, list[Built]] = field(default_factory=dict)
-    """The message variables of the functions around this one, where it is defined."""
-    bound: set[str] = field(default_factory=set)
-    params: frozenset[str] = frozenset()
-    caught: frozenset[str] = frozenset()
-    header: _Header | None = None
-    containers: dict[str, ast.expr] = field(default_factory=dict)
-    built: dict[str, tuple[int, int, ast.Call, ast.stmt]] = field(default_factory=dict)
-    """Exceptions built into a variable: the span of their object sites, the call and the
-    statement (``raise exc``)."""
-    raised: dict[str, tuple[int, int, ast.Call, ast.stmt]] = field(default_factory=dict)
-    """Those of them raised once already (their sites moved to that raise): each further
-    ``raise exc`` is a site of its own too."""
-    assigned: set[str] = field(default_factory=set)
-    """Names the function assigns (a parameter among them no longer holds what was passed)."""
-    nested: dict[str, str] = field(default_factory=dict)
-    """The functions defined in this one, by name: their qualified names."""
-    log_aliases: dict[str, str] = field(default_factory=dict)
-    """Names bound here to a logger's method, with its level (gunicorn's ``log_func``)."""
-    made_by_param: dict[str, str] = field(default_factory=dict)
-    """Names bound here to an instance of a parameter (``err = error_type(…)``): the parameter."""
-    class_choices: dict[str, list[ast.expr]] = field(default_factory=dict)
-    """Names bound here to exception classes, each class they were bound to in any branch
-    (docker's ``cls = APIError`` … ``cls = NotFound`` … ``raise cls(e, …)``)."""
-    nullable: set[str] = field(default_factory=set)
-    """Names that may hold None: parameters that default to it, names the function sets to
-    it (aiohttp's ``uncompleted = None`` … ``raise ServerDisconnectedError(uncompleted)``)."""
+    A plain class, not a dataclass: mypyc compiles its ``__init__`` (a dataclass's is
+    generated at import and interpreted), and mining makes one per function and class (#3).
+
+    Attributes:
+        qualname: The qualified name of the function or class (empty at module level).
+        function: The function, when in one.
+        cls: The class, when in one.
+        method: The method's name, when directly in a class.
+        info: The function's facts.
+        variables: The message variables reaching here, by name.
+        enclosing: The message variables of the functions around this one, where it is
+            defined.
+        bound: Names bound in the function.
+        params: Its parameters.
+        caught: Names of caught exceptions.
+        header: The facts of the function and class, once worked out.
+        containers: Names bound to containers (their values).
+        built: Exceptions built into a variable: the span of their object sites, the call and
+            the statement (``raise exc``).
+        raised: Those of them raised once already (their sites moved to that raise): each
+            further ``raise exc`` is a site of its own too.
+        assigned: Names the function assigns (a parameter among them no longer holds what
+            was passed).
+        nested: The functions defined in this one, by name: their qualified names.
+        log_aliases: Names bound here to a logger's method, with its level (gunicorn's
+            ``log_func``).
+        made_by_param: Names bound here to an instance of a parameter
+            (``err = error_type(…)``): the parameter.
+        class_choices: Names bound here to exception classes, each class they were bound to
+            in any branch (docker's ``cls = APIError`` … ``cls = NotFound`` …
+            ``raise cls(e, …)``).
+        nullable: Names that may hold None: parameters that default to it, names the
+            function sets to it (aiohttp's ``uncompleted = None`` …
+            ``raise ServerDisconnectedError(uncompleted)``).
+    """
+
+    def __init__(
+        self,
+        *,
+        qualname: str = "",
+        function: ast.FunctionDef | ast.AsyncFunctionDef | None = None,
+        cls: _ClassInfo | None = None,
+        method: str = "",
+        info: _FunctionInfo | None = None,
+        enclosing: dict[str, list[Built]] | None = None,
+        bound: set[str] | None = None,
+        params: frozenset[str] = frozenset(),
+        nullable: set[str] | None = None,
+    ) -> None:
+        self.qualname = qualname
+        self.function = function
+        self.cls = cls
+        self.method = method
+        self.info = info
+        self.variables: dict[str, list[Built]] = {}
+        self.enclosing: dict[str, list[Built]] = {} if enclosing is None else enclosing
+        self.bound: set[str] = set() if bound is None else bound
+        self.params = params
+        self.caught: frozenset[str] = frozenset()
+        self.header: _Header | None = None
+        self.containers: dict[str, ast.expr] = {}
+        self.built: dict[str, tuple[int, int, ast.Call, ast.stmt]] = {}
+        self.raised: dict[str, tuple[int, int, ast.Call, ast.stmt]] = {}
+        self.assigned: set[str] = set()
+        self.nested: dict[str, str] = {}
+        self.log_aliases: dict[str, str] = {}
+        self.made_by_param: dict[str, str] = {}
+        self.class_choices: dict[str, list[ast.expr]] = {}
+        self.nullable: set[str] = set() if nullable is None else nullable
 
 
 @dataclass(frozen=True)
