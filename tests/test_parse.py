@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import inspect
 import json
 import os
+import pickle
 import random
 import re
 import subprocess
@@ -39,8 +39,8 @@ from errdex.match.parse import (
     ParsedInput,
     Recogniser,
     Scan,
+    frozen_when_pure,
     parse,
-    quick_init,
     register_recogniser,
     repr_message,
     strip_ansi,
@@ -125,37 +125,69 @@ def test_corpus_covers_every_kind() -> None:
 
 
 def test_values_are_frozen() -> None:
+    # Compiled, a ``Final`` field is read-only (AttributeError); run from source, the class
+    # refuses as a frozen dataclass does (FrozenInstanceError, an AttributeError).
     parsed = parse("ValueError: x")
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         parsed.kind = "log"  # type: ignore[misc]
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         parsed.errors[0].message = "y"  # type: ignore[misc]
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         Frame("a.py").line = 3  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del Frame("a.py").line  # type: ignore[misc]
+    answer = Explanation(parsed=parsed, matches=[])
+    with pytest.raises(AttributeError):
+        answer.total = 2  # type: ignore[misc]
 
 
-@pytest.mark.parametrize("cls", [ParsedError, ParsedInput, Explanation])
+_ERROR = ParsedError("KeyError", "builtins.KeyError", "'a'")
+_INPUT = ParsedInput("message", (_ERROR,), 1, "KeyError: 'a'")
+VALUES = {
+    # Each field set to a value other than its default (compiled, the types are checked).
+    Frame: ("a.py", 3, "f", "g()"),
+    ParsedError: (
+        *("ValueError", "x.ValueError", "bad", (Frame("a.py"),), ("Note: n",), "cause"),
+        *(True, "go", 2, "ERROR", "app", 4),
+    ),
+    ParsedInput: ("log", (_ERROR,), 3, "text", 1, 2),
+    Explanation: (_INPUT, [], True, 3, "Python raises it"),
+}
+
+
+@pytest.mark.parametrize("cls", list(VALUES))
 def test_hand_written_constructors_take_exactly_the_fields(cls: type) -> None:
-    # These frozen values set their fields in an ``__init__`` of their own (for speed): it
-    # must take every field, in order, with the field's default, and set it.
-    parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
-    assert [(p.name, p.default) for p in parameters] == [
-        (f.name, inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default)
-        for f in dataclasses.fields(cls)
-    ]
-    values = {p.name: object() for p in parameters}
-    made = cls(**values)
-    assert all(getattr(made, name) is value for name, value in values.items())
-    assert dataclasses.replace(made, **{parameters[0].name: 1}) != made
+    # These values set their fields in an ``__init__`` of their own (for speed): it must take
+    # every field, by name and in order, and set it (compiled, it shows no signature).
+    names = [spec.name for spec in dataclasses.fields(cls)]
+    values = dict(zip(names, VALUES[cls], strict=True))
+    for made in (cls(**values), cls(*values.values())):
+        assert [getattr(made, name) for name in names] == list(values.values())
+        assert dataclasses.replace(made) == made and dataclasses.replace(made) is not made
 
 
-def test_quick_init_refuses_a_default_factory() -> None:
-    @dataclasses.dataclass(frozen=True)
-    class Listed:
-        items: list[str] = dataclasses.field(default_factory=list)
+def test_values_compare_hash_and_pickle_by_their_fields() -> None:
+    text = 'Traceback (most recent call last):\n  File "a.py", line 3, in f\n    g()\nKeyError: 1'
+    parsed = parse(text)
+    again = parse(text)
+    assert parsed == again and hash(parsed) == hash(again) and parsed is not again
+    assert parsed != parse(text.replace("KeyError", "IndexError"))
+    assert {parsed.errors[0].frames[0], Frame("a.py", 3, "f", "g()")} == {
+        Frame("a.py", 3, "f", "g()")
+    }
+    assert repr(Frame("a.py", 3)) == "Frame(path='a.py', line=3, function=None, source=None)"
+    assert pickle.loads(pickle.dumps(parsed)) == parsed
+    answer = Explanation(parsed=parsed, matches=[], total=0, interpreter="Python raises it")
+    assert pickle.loads(pickle.dumps(answer)) == answer
 
-    with pytest.raises(TypeError, match="default factory"):
-        quick_init(Listed)
+
+def test_freezing_refuses_a_constructor_with_star_arguments() -> None:
+    class Loose:
+        def __init__(self, *parts: str) -> None:
+            self.parts = parts
+
+    with pytest.raises(TypeError, match=r"\*parts"):
+        frozen_when_pure(Loose)
 
 
 def test_primary_is_the_last_outermost_exception() -> None:

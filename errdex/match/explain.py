@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from errdex.analyze.writer import ensure_narrative
 from errdex.match.index import (
@@ -38,8 +38,9 @@ from errdex.match.parse import (
     Frame,
     ParsedError,
     ParsedInput,
+    frozen_when_pure,
     parse,
-    quick_init,
+    reduce_value,
     repr_message,
 )
 from errdex.models import CapturedText, ErrorRecord, Match, MatchKind
@@ -217,8 +218,7 @@ class _Candidate:
         )
 
 
-@quick_init
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Explanation:
     """The answer to one paste.
 
@@ -231,11 +231,28 @@ class Explanation:
             no attribute 'x'``), what it says happened; else None.
     """
 
-    parsed: ParsedInput
-    matches: list[Match]
-    ambiguous: bool = False
-    total: int = 0
-    interpreter: str | None = None
+    parsed: Final[ParsedInput]
+    matches: Final[list[Match]]
+    ambiguous: Final[bool]
+    total: Final[int]
+    interpreter: Final[str | None]
+
+    def __init__(
+        self,
+        parsed: ParsedInput,
+        matches: list[Match],
+        ambiguous: bool = False,
+        total: int = 0,
+        interpreter: str | None = None,
+    ) -> None:
+        self.parsed = parsed
+        self.matches = matches
+        self.ambiguous = ambiguous
+        self.total = total
+        self.interpreter = interpreter
+
+    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
+        return reduce_value(self)
 
     @property
     def found(self) -> bool:
@@ -265,6 +282,9 @@ class Explanation:
                 for match in self.matches
             ],
         }
+
+
+frozen_when_pure(Explanation)
 
 
 def message_variants(error: ParsedError) -> list[str]:

@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 import json
 import re
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import MISSING, asdict, dataclass, field, fields, replace
-from typing import Any, TypeVar
+from dataclasses import FrozenInstanceError, asdict, dataclass, field, fields, replace
+from typing import Any, Final, TypeVar
 
 __all__ = [
     "KINDS",
@@ -95,52 +96,72 @@ _KIND_RANK = {kind: rank for rank, kind in enumerate(KINDS)}
 
 # -- frozen values that are cheap to make ---------------------------------------------------
 #
-# A frozen dataclass's own ``__init__`` sets each field through ``object.__setattr__`` (its
-# ``__setattr__`` refuses): for the values explain makes on every call (a parsed paste, its
-# errors, the answer) that cost 8% of an explain. ``quick_init`` gives such a class an
-# ``__init__`` that fills the instance's ``__dict__`` instead; the class stays frozen.
+# Explain makes a parsed paste, its errors and the answer on every call. As frozen dataclasses
+# they cost 0.8 µs each to make: a dataclass's ``__init__`` is generated at import, so mypyc
+# cannot compile it, and a frozen one sets each field through ``object.__setattr__``. So these
+# values are dataclasses (``fields``, ``asdict``, ``replace``, ``==`` and ``hash`` work) with an
+# ``__init__`` of their own, which mypyc compiles (30 ns), and ``Final`` fields, which compiled
+# code cannot set again (``AttributeError``). Run from source (``ERRDEX_PURE=1``), the class is
+# frozen by :func:`frozen_when_pure`, called after it.
 
 _T = TypeVar("_T")
 
 
-def quick_init(cls: type[_T]) -> type[_T]:
-    """Replace a frozen dataclass's ``__init__`` with one that stores the fields directly.
+def _refuse_assignment(self: object, name: str, value: object = None) -> None:
+    raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
-    Apply it above ``@dataclass(frozen=True)``. The new ``__init__`` takes the same
-    parameters, in the same order, with the same defaults; it is generated from the fields,
-    as :mod:`dataclasses` generates its own.
+
+def frozen_when_pure(cls: type[_T]) -> type[_T]:
+    """Freeze a value class with ``Final`` fields when it runs from source, as mypyc does.
+
+    Called after the class statement (a class decorator would keep mypyc from compiling the
+    class). Compiled, the class is left as it is. From source, it gets an ``__init__`` that
+    takes the same parameters as its own (same order, same defaults) and stores them in the
+    instance's ``__dict__``, and a ``__setattr__`` and ``__delattr__`` that raise
+    :class:`dataclasses.FrozenInstanceError`.
 
     Raises:
-        TypeError: The class is not a dataclass, or a field has a default factory.
+        TypeError: The class's ``__init__`` takes ``*args`` or ``**kwargs``.
     """
+    init = cls.__init__
+    if not inspect.isfunction(init):
+        return cls  # compiled by mypyc: its fields are read-only already
     parameters: list[str] = []
     stores: list[str] = []
     defaults: dict[str, Any] = {}
-    for spec in fields(cls):  # type: ignore[arg-type]
-        if spec.default_factory is not MISSING:
-            raise TypeError(f"{cls.__name__}.{spec.name}: a default factory is not supported")
-        if spec.default is MISSING:
-            parameters.append(spec.name)
+    for parameter in list(inspect.signature(init).parameters.values())[1:]:
+        if parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
+            raise TypeError(f"{cls.__name__}.__init__ takes {parameter}: not supported")
+        name = parameter.name
+        if parameter.default is parameter.empty:
+            parameters.append(name)
         else:
-            defaults[f"_default_{spec.name}"] = spec.default
-            parameters.append(f"{spec.name}=_default_{spec.name}")
-        stores.append(f"    values[{spec.name!r}] = {spec.name}\n")
+            defaults[f"_default_{name}"] = parameter.default
+            parameters.append(f"{name}=_default_{name}")
+        stores.append(f"    values[{name!r}] = {name}\n")
     source = f"def __init__(self, {', '.join(parameters)}):\n    values = self.__dict__\n"
     namespace: dict[str, Any] = {}
     exec(source + "".join(stores), defaults, namespace)  # noqa: S102 - our own field names
-    init = namespace["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__doc__ = f"Make a {cls.__name__} (fields stored directly; the instance stays frozen)."
-    cls.__init__ = init  # type: ignore[method-assign]
+    made = namespace["__init__"]
+    made.__qualname__ = init.__qualname__
+    made.__doc__ = init.__doc__
+    cls.__init__ = made  # type: ignore[method-assign]
+    cls.__setattr__ = _refuse_assignment  # type: ignore[method-assign]
+    cls.__delattr__ = _refuse_assignment  # type: ignore[method-assign]
     return cls
+
+
+def reduce_value(value: Any) -> tuple[type, tuple[Any, ...]]:
+    """``__reduce__`` of a value class: made again from its fields (mypyc's classes need it)."""
+    return type(value), tuple(getattr(value, spec.name) for spec in fields(value))
 
 
 # -- the values ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Frame:
-    """One frame of a stack, as the paste shows it.
+    """One frame of a stack, as the paste shows it (an immutable value).
 
     Attributes:
         path: The file as written (absolute, relative, Windows, ``<stdin>``,
@@ -151,16 +172,33 @@ class Frame:
         source: The code line shown under the frame, when present.
     """
 
-    path: str
-    line: int | None = None
-    function: str | None = None
-    source: str | None = None
+    path: Final[str]
+    line: Final[int | None]
+    function: Final[str | None]
+    source: Final[str | None]
+
+    def __init__(
+        self,
+        path: str,
+        line: int | None = None,
+        function: str | None = None,
+        source: str | None = None,
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.function = function
+        self.source = source
+
+    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
+        return reduce_value(self)
 
 
-@quick_init
-@dataclass(frozen=True)
+frozen_when_pure(Frame)
+
+
+@dataclass(unsafe_hash=True)
 class ParsedError:
-    """One error of a paste: an exception, or a log record.
+    """One error of a paste: an exception, or a log record (an immutable value).
 
     Attributes:
         error_class: The bare class name (``HTTPError``); for a log record without an exception
@@ -186,25 +224,58 @@ class ParsedError:
             displayed``) or dropped by the cap.
     """
 
-    error_class: str | None
-    qualified_class: str | None
-    message: str
-    frames: tuple[Frame, ...] = ()
-    notes: tuple[str, ...] = ()
-    relation: str | None = None
-    truncated: bool = False
-    language: str = "python"
-    depth: int = 0
-    level: str | None = None
-    logger: str | None = None
-    omitted_frames: int = 0
+    error_class: Final[str | None]
+    qualified_class: Final[str | None]
+    message: Final[str]
+    frames: Final[tuple[Frame, ...]]
+    notes: Final[tuple[str, ...]]
+    relation: Final[str | None]
+    truncated: Final[bool]
+    language: Final[str]
+    depth: Final[int]
+    level: Final[str | None]
+    logger: Final[str | None]
+    omitted_frames: Final[int]
+
+    def __init__(
+        self,
+        error_class: str | None,
+        qualified_class: str | None,
+        message: str,
+        frames: tuple[Frame, ...] = (),
+        notes: tuple[str, ...] = (),
+        relation: str | None = None,
+        truncated: bool = False,
+        language: str = "python",
+        depth: int = 0,
+        level: str | None = None,
+        logger: str | None = None,
+        omitted_frames: int = 0,
+    ) -> None:
+        self.error_class = error_class
+        self.qualified_class = qualified_class
+        self.message = message
+        self.frames = frames
+        self.notes = notes
+        self.relation = relation
+        self.truncated = truncated
+        self.language = language
+        self.depth = depth
+        self.level = level
+        self.logger = logger
+        self.omitted_frames = omitted_frames
+
+    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
+        return reduce_value(self)
+
+
+frozen_when_pure(ParsedError)
 
 
 _PRIMARY_RANK = {None: 4, "CRITICAL": 3, "ERROR": 2, "WARNING": 1}
 
 
-@quick_init
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class ParsedInput:
     """What a paste holds.
 
@@ -221,12 +292,31 @@ class ParsedInput:
         skipped_lines: Lines before the scanned tail of a very large paste, not parsed.
     """
 
-    kind: str
-    errors: tuple[ParsedError, ...]
-    lines_used: int
-    original: str
-    omitted_errors: int = 0
-    skipped_lines: int = 0
+    kind: Final[str]
+    errors: Final[tuple[ParsedError, ...]]
+    lines_used: Final[int]
+    original: Final[str]
+    omitted_errors: Final[int]
+    skipped_lines: Final[int]
+
+    def __init__(
+        self,
+        kind: str,
+        errors: tuple[ParsedError, ...],
+        lines_used: int,
+        original: str,
+        omitted_errors: int = 0,
+        skipped_lines: int = 0,
+    ) -> None:
+        self.kind = kind
+        self.errors = errors
+        self.lines_used = lines_used
+        self.original = original
+        self.omitted_errors = omitted_errors
+        self.skipped_lines = skipped_lines
+
+    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
+        return reduce_value(self)
 
     @property
     def primary(self) -> ParsedError | None:
@@ -250,6 +340,9 @@ class ParsedInput:
     def to_dict(self) -> dict[str, Any]:
         """Return the parse as plain JSON-ready data (the original text included)."""
         return asdict(self)
+
+
+frozen_when_pure(ParsedInput)
 
 
 # -- the registry ----------------------------------------------------------------------------
