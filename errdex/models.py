@@ -19,9 +19,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
-    JsonValue,
     PlainSerializer,
-    SkipValidation,
 )
 from pydantic.alias_generators import to_camel
 
@@ -289,16 +287,17 @@ class FileResult(_Model):
         digest: The git blob id of the file's bytes (the same for a directory and a git source).
         sites: The sites found in the file, before cross-file linking.
         exports: Language-specific facts other files may need (constants, exception classes,
-            factories), as JSON; only the extractor that wrote them reads them. Not
-            validated: the extractors make them, and checking every value of them took a
-            tenth of a second of mining transformers (#3); a value JSON cannot hold fails
-            the file's serialisation, which the pipeline reports as the file's problem.
+            factories), as JSON values; only the extractor that wrote them reads them. Typed
+            ``Any`` for pydantic, not ``JsonValue``: the extractors make them, and checking
+            every value of them (or serialising them as ``JsonValue``) took a tenth of a
+            second of mining transformers (#3); a value JSON cannot hold fails the file's
+            serialisation, which the pipeline reports as the file's problem.
     """
 
     path: str
     digest: str
     sites: tuple[RaiseSite, ...] = ()
-    exports: SkipValidation[dict[str, JsonValue]] = Field(default_factory=dict)
+    exports: dict[str, Any] = Field(default_factory=dict)
 
 
 class Parameter(_Model):
