@@ -1,12 +1,19 @@
 import json
 import re
+import sys
 import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from errdex.match.compile import CompiledTemplate, bounded_words, compile_template, match_cut
+from errdex.match.compile import (
+    CompiledTemplate,
+    bounded_words,
+    compile_template,
+    match_cut,
+    normalize_space,
+)
 from errdex.match.engines import AhoCorasickEngine
 from errdex.match.index import (
     SPECIFIC,
@@ -498,6 +505,37 @@ def test_a_message_ends_with_its_template_tail_however_it_was_wrapped(last, valu
     for pasted in (message, rewrapped):
         if template.match(pasted) is not None or template.match_loose(pasted) is not None:
             assert _tail_end(pasted).endswith(tail)
+
+
+@settings(max_examples=500)
+@given(
+    text=st.one_of(
+        st.text(alphabet="ab ", max_size=8),
+        st.text(alphabet="ab: .\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f", max_size=12),
+        st.text(
+            alphabet=st.one_of(
+                st.sampled_from(list("ab \n\x85\xa0\u2003\u3000é")), st.characters()
+            ),
+            max_size=40,
+        ),
+    )
+)
+def test_normalising_space_is_splitting_and_joining(text):
+    # A text already single-spaced is returned as it is, without a split: the same text.
+    assert normalize_space(text) == " ".join(text.split())
+
+
+def test_a_single_spaced_text_is_its_own_normal_form():
+    text = "Response status expected to be within [200..299] range: 'é'"
+    assert normalize_space(text) is text
+    assert normalize_space(" a  b\x1fc\n") == "a b c"
+    assert normalize_space("a\xa0b\u3000c") == "a b c"
+    # What the short way rests on: no whitespace but the space is printable.
+    assert not [
+        hex(point)
+        for point in range(sys.maxunicode + 1)
+        if chr(point).isspace() and chr(point).isprintable() and point != 0x20
+    ]
 
 
 def test_a_tail_window_that_begins_inside_a_whitespace_run_still_sees_the_run():

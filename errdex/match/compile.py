@@ -228,7 +228,16 @@ _SPACE = re.compile(r"\s+")
 
 
 def normalize_space(text: str) -> str:
-    """Collapse each run of whitespace into one space and trim the ends."""
+    """Collapse each run of whitespace into one space and trim the ends.
+
+    Most texts already are so: printable (``str.isprintable`` refuses every whitespace
+    character ``str.split`` splits at but the space, a test checks them all) with one space
+    between words. They are returned as they are, told by a few scans in C, where splitting
+    made a string per word (explain normalises each message's first and last characters,
+    #4). Other texts are split and joined.
+    """
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text
     return " ".join(text.split())  # what ``\s`` matches is what ``str.split`` splits at
 
 

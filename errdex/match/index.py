@@ -118,7 +118,7 @@ def _head_start(message: str) -> str:
 
     Whitespace runs count as single spaces, as a re-wrapped paste is matched.
     """
-    return " ".join(message[: HEAD_LENGTHS[0] * 4].split())
+    return normalize_space(message[: HEAD_LENGTHS[0] * 4])
 
 
 def _tail_end(message: str) -> str:
@@ -127,9 +127,9 @@ def _tail_end(message: str) -> str:
     Whitespace runs count as single spaces, as a re-wrapped paste is matched.
     """
     window = TAIL_LENGTH * 4
-    end = " ".join(message[-window:].split())
+    end = normalize_space(message[-window:])
     if len(end) <= TAIL_LENGTH and len(message) > window:
-        end = " ".join(message.split())  # the window began inside a long whitespace run
+        end = normalize_space(message)  # the window began inside a long whitespace run
     return end[-TAIL_LENGTH:]
 
 
