@@ -39,7 +39,7 @@ from errdex.match.parse import (
     ParsedInput,
     Recogniser,
     Scan,
-    frozen_when_pure,
+    finish_value,
     parse,
     register_recogniser,
     repr_message,
@@ -187,7 +187,7 @@ def test_freezing_refuses_a_constructor_with_star_arguments() -> None:
             self.parts = parts
 
     with pytest.raises(TypeError, match=r"\*parts"):
-        frozen_when_pure(Loose)
+        finish_value(Loose)
 
 
 def test_primary_is_the_last_outermost_exception() -> None:

@@ -38,9 +38,8 @@ from errdex.match.parse import (
     Frame,
     ParsedError,
     ParsedInput,
-    frozen_when_pure,
+    finish_value,
     parse,
-    reduce_value,
     repr_message,
 )
 from errdex.models import CapturedText, ErrorRecord, Match, MatchKind
@@ -251,9 +250,6 @@ class Explanation:
         self.total = total
         self.interpreter = interpreter
 
-    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
-        return reduce_value(self)
-
     @property
     def found(self) -> bool:
         """Whether at least one exact match was found."""
@@ -284,7 +280,7 @@ class Explanation:
         }
 
 
-frozen_when_pure(Explanation)
+finish_value(Explanation)
 
 
 def message_variants(error: ParsedError) -> list[str]:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copyreg
 import inspect
 import json
 import re
@@ -101,8 +102,8 @@ _KIND_RANK = {kind: rank for rank, kind in enumerate(KINDS)}
 # cannot compile it, and a frozen one sets each field through ``object.__setattr__``. So these
 # values are dataclasses (``fields``, ``asdict``, ``replace``, ``==`` and ``hash`` work) with an
 # ``__init__`` of their own, which mypyc compiles (30 ns), and ``Final`` fields, which compiled
-# code cannot set again (``AttributeError``). Run from source (``ERRDEX_PURE=1``), the class is
-# frozen by :func:`frozen_when_pure`, called after it.
+# code cannot set again (``AttributeError``). :func:`finish_value`, called after each class,
+# makes it pickle from its fields and, run from source (``ERRDEX_PURE=1``), frozen.
 
 _T = TypeVar("_T")
 
@@ -111,18 +112,20 @@ def _refuse_assignment(self: object, name: str, value: object = None) -> None:
     raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
 
-def frozen_when_pure(cls: type[_T]) -> type[_T]:
-    """Freeze a value class with ``Final`` fields when it runs from source, as mypyc does.
+def finish_value(cls: type[_T]) -> type[_T]:
+    """Finish a value class with ``Final`` fields: it pickles, and it is frozen in both modes.
 
     Called after the class statement (a class decorator would keep mypyc from compiling the
-    class). Compiled, the class is left as it is. From source, it gets an ``__init__`` that
-    takes the same parameters as its own (same order, same defaults) and stores them in the
-    instance's ``__dict__``, and a ``__setattr__`` and ``__delattr__`` that raise
-    :class:`dataclasses.FrozenInstanceError`.
+    class). Pickling and copying make an instance again from its fields (registered with
+    :mod:`copyreg`: mypyc's classes do not pickle on their own). Compiled, its fields are
+    read-only already. From source, it gets an ``__init__`` that takes the same parameters as
+    its own (same order, same defaults) and stores them in the instance's ``__dict__``, and a
+    ``__setattr__`` and ``__delattr__`` that raise :class:`dataclasses.FrozenInstanceError`.
 
     Raises:
         TypeError: The class's ``__init__`` takes ``*args`` or ``**kwargs``.
     """
+    copyreg.pickle(cls, _reduce_value)
     init = cls.__init__
     if not inspect.isfunction(init):
         return cls  # compiled by mypyc: its fields are read-only already
@@ -151,8 +154,8 @@ def frozen_when_pure(cls: type[_T]) -> type[_T]:
     return cls
 
 
-def reduce_value(value: Any) -> tuple[type, tuple[Any, ...]]:
-    """``__reduce__`` of a value class: made again from its fields (mypyc's classes need it)."""
+def _reduce_value(value: Any) -> tuple[type, tuple[Any, ...]]:
+    """How a value class pickles: made again from its fields."""
     return type(value), tuple(getattr(value, spec.name) for spec in fields(value))
 
 
@@ -189,11 +192,8 @@ class Frame:
         self.function = function
         self.source = source
 
-    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
-        return reduce_value(self)
 
-
-frozen_when_pure(Frame)
+finish_value(Frame)
 
 
 @dataclass(unsafe_hash=True)
@@ -265,11 +265,8 @@ class ParsedError:
         self.logger = logger
         self.omitted_frames = omitted_frames
 
-    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
-        return reduce_value(self)
 
-
-frozen_when_pure(ParsedError)
+finish_value(ParsedError)
 
 
 _PRIMARY_RANK = {None: 4, "CRITICAL": 3, "ERROR": 2, "WARNING": 1}
@@ -315,9 +312,6 @@ class ParsedInput:
         self.omitted_errors = omitted_errors
         self.skipped_lines = skipped_lines
 
-    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
-        return reduce_value(self)
-
     @property
     def primary(self) -> ParsedError | None:
         """The error a user means: the last outermost exception (the bottom of a traceback).
@@ -342,7 +336,7 @@ class ParsedInput:
         return asdict(self)
 
 
-frozen_when_pure(ParsedInput)
+finish_value(ParsedInput)
 
 
 # -- the registry ----------------------------------------------------------------------------
