@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import io
 import json
 import string
@@ -60,6 +61,93 @@ def test_a_built_template_is_a_value_equal_and_hashed_by_its_fields():
     assert same != (parts, "f-string", False, here)
     shown = "Built(parts=(), form='opaque', i18n=False, defined_at=None)"
     assert repr(Built((), "opaque")) == shown
+
+
+SIMPLE = [
+    "x",
+    "self.config.size",
+    "f(a, *rest, key=1, **extra)",
+    "obj.method(x)[0].name",
+    "'{}: {}'.format(a, b)",
+    "d['key', 1]",
+    "d[k,]",
+    "d[()]",
+    "d[(1, 2), 3]",
+    "(a,)",
+    "()",
+    "(a, [b, None], ...)",
+    "f((a, b), [])",
+    "b'\\x00' + c",
+    '"it\'s"',
+    "'tab\\there'",
+    "True or None",
+    "f(x)(y)[z]",
+    "float('inf')",
+]
+"""Expressions errdex writes itself (each comes out as ``ast.unparse`` writes it)."""
+
+NOT_SIMPLE = [
+    "1 .real",
+    "(1).real",
+    "u'text'",
+    "1.5",
+    "d[1:2]",
+    "d[*k]",
+    "f(x for x in y)",
+    "-1",
+    "a if b else c",
+    "lambda: 0",
+    "f'{x}'",
+    "f(not a)",
+    "[*a]",
+    "{a: b}",
+    "(a + b).c",
+]
+"""Expressions with an operator, a float or a spelling of their own: ``ast.unparse`` writes them."""
+
+
+@pytest.mark.parametrize("text", SIMPLE + NOT_SIMPLE)
+def test_unparse_writes_what_ast_unparse_writes(text):
+    from errdex.analyze.templates import simple_text, unparse
+
+    node = ast.parse(text, mode="eval").body
+    assert unparse(node) == ast.unparse(node)
+    written = simple_text(node)
+    # Operators (``+``, ``or``) leave the whole expression to ast.unparse; their operands are
+    # simple.
+    if isinstance(node, (ast.BinOp, ast.BoolOp)):
+        assert written is None
+        assert all(
+            simple_text(side) == ast.unparse(side)
+            for side in ast.iter_child_nodes(node)
+            if isinstance(side, ast.expr)
+        )
+    elif text in SIMPLE:
+        assert written == ast.unparse(node)
+    else:
+        assert written is None
+
+
+@pytest.mark.slow
+def test_unparse_agrees_with_ast_unparse_on_every_expression_of_real_code():
+    """Every expression of two real packages: the same text, and most of them written here."""
+    from corpus import unpacked_wheel
+
+    from errdex.analyze.templates import simple_text
+
+    written = total = 0
+    for root in (unpacked_wheel("click", "8.1.7"), unpacked_wheel("requests", "2.32.3")):
+        for path in sorted(root.rglob("*.py")):
+            tree = ast.parse(path.read_bytes())
+            for node in ast.walk(tree):
+                if isinstance(node, ast.expr):
+                    total += 1
+                    text = simple_text(node)
+                    if text is not None:
+                        written += 1
+                        assert text == ast.unparse(node), (path, node.lineno)
+    assert total > 25_000
+    assert written > 0.8 * total, (written, total)
 
 
 def test_an_exported_constant_with_a_lone_surrogate_is_linked_and_stored_escaped():

@@ -47,12 +47,13 @@ import ast
 import errno
 import functools
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
 import ahocorasick
 
+from errdex.analyze.templates import unparse
 from errdex.models import (
     CodeFacts,
     ErrorType,
@@ -394,11 +395,18 @@ def _name_family(name: str) -> tuple[_Family, bool, bool] | None:
 
 
 def _class_evidence(site: RaiseSite, facts: CodeFacts | None) -> _ClassEvidence:
-    names = [_short(site.error_class)]
-    if facts is not None:
-        names.extend(_short(base) for base in facts.exception_bases if _short(base) not in names)
+    bases = tuple(facts.exception_bases) if facts is not None else ()
+    return _evidence_of(site.error_class, bases, site.http_status, site.kind is SiteKind.RAISE)
+
+
+@functools.lru_cache(maxsize=4096)
+def _evidence_of(
+    error_class: str, bases: tuple[str, ...], status: int | None, raised: bool
+) -> _ClassEvidence:
+    """What a class with these bases says (a source raises few classes, at many sites)."""
+    names = [_short(error_class)]
+    names.extend(_short(base) for base in bases if _short(base) not in names)
     decisive = specific = weak = generic = None
-    status = site.http_status
     for name in names:
         if status is None:
             status = _http_status_of(name)
@@ -421,7 +429,7 @@ def _class_evidence(site: RaiseSite, facts: CodeFacts | None) -> _ClassEvidence:
         weak = _status_family(status)
     first = names[0]
     signal = (
-        site.kind is SiteKind.RAISE
+        raised
         and first.isidentifier()
         and not first.endswith(_SUFFIXES)
         and any(word in first.lower() for word in _SIGNAL_WORDS)
@@ -876,7 +884,7 @@ def _names_of(node: ast.expr | None) -> list[str]:
         return ["BaseException"]
     if isinstance(node, ast.Tuple):
         return [name for element in node.elts for name in _names_of(element)]
-    return [ast.unparse(node).rsplit(".", 1)[-1]]
+    return [unparse(node).rsplit(".", 1)[-1]]
 
 
 def _terminates(body: list[ast.stmt]) -> bool:
@@ -893,7 +901,7 @@ def _guard(test: ast.expr, line: int, *, leads: bool) -> Guard:
     main = _main_leaf(leaves)
     return Guard(
         kind=main.kind if main else "other",
-        text=ast.unparse(test),
+        text=unparse(test),
         subject=main.subject if main else None,
         values=list(main.values) if main else [],
         leads_to_site=leads,
@@ -943,7 +951,7 @@ def _local_context(site: RaiseSite) -> _Context:
     site_node = _find_site(tree.body, line, path)
     if site_node is None:
         return context
-    context.statement = ast.unparse(site_node)
+    context.statement = unparse(site_node)
     context.tree, context.line = tree, line
     if isinstance(site_node, ast.Assert):
         context.guards.append(_guard(site_node.test, site_node.lineno + offset, leads=False))
@@ -1072,25 +1080,26 @@ def _leaves(test: ast.expr, leads: bool) -> list[_Leaf]:
             found.append(_leaf(node, when))
 
     walk(test, leads)
-    return [replace(leaf, sole=len(found) == 1, direct=leads) for leaf in found]
+    sole = len(found) == 1  # (made anew: ``dataclasses.replace`` runs interpreted, 4 µs a leaf)
+    return [_Leaf(f.kind, f.site_when, f.subject, f.values, sole, leads) for f in found]
 
 
 def _leaf(node: ast.expr, when: bool) -> _Leaf:
     if isinstance(node, ast.Call):
         name = node.func.id if isinstance(node.func, ast.Name) else ""
         if name in ("isinstance", "issubclass", "callable") and node.args:
-            return _Leaf("isinstance", when, ast.unparse(node.args[0]))
+            return _Leaf("isinstance", when, unparse(node.args[0]))
         if name in ("all", "any") and node.args and isinstance(node.args[0], ast.GeneratorExp):
             inner = _leaf(node.args[0].elt, when)
             if inner.kind == "isinstance":
                 return inner
-        return _Leaf("call", when, ast.unparse(node))
+        return _Leaf("call", when, unparse(node))
     if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
-        return _Leaf("truthiness", when, ast.unparse(node))
+        return _Leaf("truthiness", when, unparse(node))
     if not isinstance(node, ast.Compare):
         return _Leaf("other", when)
     left, op, right = node.left, node.ops[0], node.comparators[0]
-    subject = ast.unparse(left)
+    subject = unparse(left)
     if len(node.ops) > 1 or isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
         return _Leaf("bound", when, subject)
     if (
@@ -1109,13 +1118,13 @@ def _leaf(node: ast.expr, when: bool) -> _Leaf:
         if isinstance(right, (ast.Set, ast.Tuple, ast.List)) and all(
             _literal(e) for e in right.elts
         ):
-            values = tuple(ast.unparse(e) for e in right.elts)
+            values = tuple(unparse(e) for e in right.elts)
             return _Leaf("literals", when == positive, subject, values)
         if _literal(left):
-            return _Leaf("key", when == positive, ast.unparse(right), (subject,))
+            return _Leaf("key", when == positive, unparse(right), (subject,))
         return _Leaf("container", when == positive, subject)
     if _literal(right):
-        return _Leaf("equals", when == positive, subject, (ast.unparse(right),))
+        return _Leaf("equals", when == positive, subject, (unparse(right),))
     return _Leaf("other", when, subject)
 
 
@@ -1183,7 +1192,9 @@ def _conditions(guards: list[Guard]) -> list[list[_Leaf]]:
     conditions = []
     for _, leaves in grouped:
         if len(leaves) > 1:
-            leaves = [replace(leaf, sole=False) for leaf in leaves]
+            leaves = [
+                _Leaf(f.kind, f.site_when, f.subject, f.values, False, f.direct) for f in leaves
+            ]
         conditions.append(leaves)
     return conditions
 

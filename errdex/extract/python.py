@@ -104,6 +104,7 @@ from errdex.analyze.templates import (
     source_text,
     template_part,
     transform_parts,
+    unparse,
     without_references,
 )
 from errdex.errors import ExtractionError
@@ -322,7 +323,7 @@ def _bare_names(node: ast.expr | None) -> list[str]:
         return ["BaseException"]
     if type(node) is ast.Tuple:
         return [name for element in node.elts for name in _bare_names(element)]
-    return [ast.unparse(node).rsplit(".", 1)[-1]]
+    return [unparse(node).rsplit(".", 1)[-1]]
 
 
 def module_name(path: str) -> str:
@@ -3750,7 +3751,7 @@ class _ModuleExtractor:
             return text.encode("utf-8", "surrogatepass")[node.col_offset : end].decode(
                 "utf-8", "replace"
             )
-        return ast.unparse(node)
+        return unparse(node)
 
     def _fragment(self, node: ast.expr) -> str:
         text = self._text(node)
