@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 from hypothesis import given
@@ -39,12 +39,12 @@ from errdex.match.parse import (
     ParsedInput,
     Recogniser,
     Scan,
-    finish_value,
     parse,
     register_recogniser,
     repr_message,
     strip_ansi,
 )
+from errdex.values import finish_value
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "messages"
 CASES = sorted(path.stem for path in CORPUS.glob("*.txt"))
@@ -188,6 +188,29 @@ def test_freezing_refuses_a_constructor_with_star_arguments() -> None:
 
     with pytest.raises(TypeError, match=r"\*parts"):
         finish_value(Loose)
+
+
+def test_a_finished_value_may_have_fields_named_as_the_made_constructor_s_names() -> None:
+    # Run from source, the constructor finish_value makes stores into the instance's
+    # ``__dict__``: by names no field has (the classifier's tests have ``values``).
+    @dataclasses.dataclass(unsafe_hash=True)
+    class Test:
+        kind: Final[str]
+        values: Final[tuple[str, ...]]
+        _values: Final[int]
+
+        def __init__(self, kind: str, values: tuple[str, ...] = (), _values: int = 0) -> None:
+            self.kind = kind
+            self.values = values
+            self._values = _values
+
+    finish_value(Test)
+    made = Test("equals", ("0",), 2)
+    assert (made.kind, made.values, made._values) == ("equals", ("0",), 2)
+    assert Test("bound").values == () and Test("bound")._values == 0
+    assert made == Test("equals", ("0",), 2) and made != Test("equals")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.values = ()  # type: ignore[misc]
 
 
 def test_primary_is_the_last_outermost_exception() -> None:
@@ -360,7 +383,7 @@ def test_parse_imports_only_the_standard_library() -> None:
     # The parser and its recognisers of other languages' traces need nothing outside the
     # standard library (explain works wherever errdex is installed, without extras).
     folder = Path(parse_module.__file__).parent  # the module may be compiled (errdex/_native.py)
-    paths = [folder / "parse.py", *sorted(folder.glob("traces_*.py"))]
+    paths = [folder / "parse.py", *sorted(folder.glob("traces_*.py")), folder.parent / "values.py"]
     modules = set()
     for path in paths:
         for node in ast.walk(ast.parse(path.read_text())):
@@ -372,10 +395,10 @@ def test_parse_imports_only_the_standard_library() -> None:
         name
         for name in modules
         if name.split(".")[0] not in sys.stdlib_module_names | {"__future__"}
-        and name not in ("errdex.match", "errdex.match.parse")
+        and name not in ("errdex.match", "errdex.match.parse", "errdex.values")
     }
     assert third_party == set()
-    assert len(paths) >= 5  # the Node, Go, Rust and Java readers are checked too
+    assert len(paths) >= 6  # the Node, Go, Rust and Java readers are checked too, and values
 
 
 def test_a_recogniser_can_be_registered() -> None:

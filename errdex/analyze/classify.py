@@ -47,9 +47,9 @@ import ast
 import errno
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any
+from typing import Any, Final
 
 import ahocorasick
 
@@ -63,12 +63,13 @@ from errdex.models import (
     Severity,
     SiteKind,
 )
+from errdex.values import finish_value
 
 _E = ErrorType
 _H = HandlingStrategy
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Classification:
     """The classifier's answer for one site.
 
@@ -85,14 +86,37 @@ class Classification:
             ``family``, ``except``, ``kind`` or ``default``.
     """
 
-    error_type: ErrorType
-    strategy: HandlingStrategy
-    background: str
-    tags: tuple[str, ...]
-    severity: Severity = Severity.ERROR
-    http_status: int | None = None
-    error_code: str | None = None
-    evidence: str = "default"
+    error_type: Final[ErrorType]
+    strategy: Final[HandlingStrategy]
+    background: Final[str]
+    tags: Final[tuple[str, ...]]
+    severity: Final[Severity]
+    http_status: Final[int | None]
+    error_code: Final[str | None]
+    evidence: Final[str]
+
+    def __init__(
+        self,
+        error_type: ErrorType,
+        strategy: HandlingStrategy,
+        background: str,
+        tags: tuple[str, ...],
+        severity: Severity = Severity.ERROR,
+        http_status: int | None = None,
+        error_code: str | None = None,
+        evidence: str = "default",
+    ) -> None:
+        self.error_type = error_type
+        self.strategy = strategy
+        self.background = background
+        self.tags = tags
+        self.severity = severity
+        self.http_status = http_status
+        self.error_code = error_code
+        self.evidence = evidence
+
+
+finish_value(Classification)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -353,17 +377,38 @@ def _status_family(status: int) -> _Family:
     return (_E.VALIDATION, "invalid-value")
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class _ClassEvidence:
     """What the class (and its bases) says, from strongest to weakest."""
 
-    names: tuple[str, ...]
-    decisive: _Family | None = None
-    specific: _Family | None = None
-    weak: _Family | None = None
-    generic: _Family | None = None
-    signal: bool = False
-    http_status: int | None = None
+    names: Final[tuple[str, ...]]
+    decisive: Final[_Family | None]
+    specific: Final[_Family | None]
+    weak: Final[_Family | None]
+    generic: Final[_Family | None]
+    signal: Final[bool]
+    http_status: Final[int | None]
+
+    def __init__(
+        self,
+        names: tuple[str, ...],
+        decisive: _Family | None = None,
+        specific: _Family | None = None,
+        weak: _Family | None = None,
+        generic: _Family | None = None,
+        signal: bool = False,
+        http_status: int | None = None,
+    ) -> None:
+        self.names = names
+        self.decisive = decisive
+        self.specific = specific
+        self.weak = weak
+        self.generic = generic
+        self.signal = signal
+        self.http_status = http_status
+
+
+finish_value(_ClassEvidence)
 
 
 def _name_family(name: str) -> tuple[_Family, bool, bool] | None:
@@ -780,18 +825,42 @@ class _Context:
         assigned: Names assigned in the enclosing code before the site.
     """
 
-    guards: list[Guard] = field(default_factory=list)
-    in_except: bool = False
-    caught: list[str] = field(default_factory=list)
-    try_catches: list[str] = field(default_factory=list)
-    statement: str = ""
-    except_line: int = 0
-    parameters: set[str] = field(default_factory=set)
-    facts: CodeFacts | None = None
-    assigned: set[str] = field(default_factory=set)
-    tree: ast.Module | None = None
-    line: int = 0
-    walked: bool = False
+    guards: list[Guard]
+    in_except: bool
+    caught: list[str]
+    try_catches: list[str]
+    statement: str
+    except_line: int
+    parameters: set[str]
+    facts: CodeFacts | None
+    assigned: set[str]
+    tree: ast.Module | None
+    line: int
+    walked: bool
+
+    def __init__(  # its own, for mypyc to compile (see errdex.values)
+        self,
+        *,
+        in_except: bool = False,
+        caught: list[str] | None = None,
+        try_catches: list[str] | None = None,
+        statement: str = "",
+        except_line: int = 0,
+        assigned: set[str] | None = None,
+        walked: bool = False,
+    ) -> None:
+        self.guards = []
+        self.in_except = in_except
+        self.caught = [] if caught is None else caught
+        self.try_catches = [] if try_catches is None else try_catches
+        self.statement = statement
+        self.except_line = except_line
+        self.parameters = set()
+        self.facts = None
+        self.assigned = set() if assigned is None else assigned
+        self.tree = None
+        self.line = 0
+        self.walked = walked
 
     def read_names(self) -> None:
         """Collect parameters and assigned names from the snippet, once, when a rule asks.
@@ -1034,7 +1103,7 @@ def _context(site: RaiseSite) -> _Context:
 # Guards → root cause.
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class _Leaf:
     """One test of a condition, normalised.
 
@@ -1051,12 +1120,31 @@ class _Leaf:
             on the way (the fall-through after ``if ok: return``).
     """
 
-    kind: str
-    site_when: bool
-    subject: str = ""
-    values: tuple[str, ...] = ()
-    sole: bool = True
-    direct: bool = True
+    kind: Final[str]
+    site_when: Final[bool]
+    subject: Final[str]
+    values: Final[tuple[str, ...]]
+    sole: Final[bool]
+    direct: Final[bool]
+
+    def __init__(
+        self,
+        kind: str,
+        site_when: bool,
+        subject: str = "",
+        values: tuple[str, ...] = (),
+        sole: bool = True,
+        direct: bool = True,
+    ) -> None:
+        self.kind = kind
+        self.site_when = site_when
+        self.subject = subject
+        self.values = values
+        self.sole = sole
+        self.direct = direct
+
+
+finish_value(_Leaf)
 
 
 def _literal(node: ast.expr) -> bool:

@@ -38,12 +38,12 @@ from errdex.match.parse import (
     Frame,
     ParsedError,
     ParsedInput,
-    finish_value,
     parse,
     repr_message,
 )
 from errdex.models import CapturedText, ErrorRecord, Match, MatchKind
 from errdex.store.base import RecordStore, SearchQuery
+from errdex.values import finish_value
 
 NEARBY_LINES = 40
 """A frame this close to a record's line in the same file counts as another version of it."""

@@ -34,15 +34,15 @@ from __future__ import annotations
 
 import ast
 import builtins
-import copyreg
-import inspect
 import json
 import re
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import FrozenInstanceError, asdict, dataclass, field, fields, replace
-from typing import Any, Final, TypeVar
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Final
+
+from errdex.values import finish_value
 
 __all__ = [
     "KINDS",
@@ -95,71 +95,10 @@ KINDS: tuple[str, ...] = ("message", "traceback", "log", "ipython", "pytest", "j
 _KIND_RANK = {kind: rank for rank, kind in enumerate(KINDS)}
 
 
-# -- frozen values that are cheap to make ---------------------------------------------------
-#
-# Explain makes a parsed paste, its errors and the answer on every call. As frozen dataclasses
-# they cost 0.8 µs each to make: a dataclass's ``__init__`` is generated at import, so mypyc
-# cannot compile it, and a frozen one sets each field through ``object.__setattr__``. So these
-# values are dataclasses (``fields``, ``asdict``, ``replace``, ``==`` and ``hash`` work) with an
-# ``__init__`` of their own, which mypyc compiles (30 ns), and ``Final`` fields, which compiled
-# code cannot set again (``AttributeError``). :func:`finish_value`, called after each class,
-# makes it pickle from its fields and, run from source (``ERRDEX_PURE=1``), frozen.
-
-_T = TypeVar("_T")
-
-
-def _refuse_assignment(self: object, name: str, value: object = None) -> None:
-    raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-
-def finish_value(cls: type[_T]) -> type[_T]:
-    """Finish a value class with ``Final`` fields: it pickles, and it is frozen in both modes.
-
-    Called after the class statement (a class decorator would keep mypyc from compiling the
-    class). Pickling and copying make an instance again from its fields (registered with
-    :mod:`copyreg`: mypyc's classes do not pickle on their own). Compiled, its fields are
-    read-only already. From source, it gets an ``__init__`` that takes the same parameters as
-    its own (same order, same defaults) and stores them in the instance's ``__dict__``, and a
-    ``__setattr__`` and ``__delattr__`` that raise :class:`dataclasses.FrozenInstanceError`.
-
-    Raises:
-        TypeError: The class's ``__init__`` takes ``*args`` or ``**kwargs``.
-    """
-    copyreg.pickle(cls, _reduce_value)
-    init = cls.__init__
-    if not inspect.isfunction(init):
-        return cls  # compiled by mypyc: its fields are read-only already
-    parameters: list[str] = []
-    stores: list[str] = []
-    defaults: dict[str, Any] = {}
-    for parameter in list(inspect.signature(init).parameters.values())[1:]:
-        if parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
-            raise TypeError(f"{cls.__name__}.__init__ takes {parameter}: not supported")
-        name = parameter.name
-        if parameter.default is parameter.empty:
-            parameters.append(name)
-        else:
-            defaults[f"_default_{name}"] = parameter.default
-            parameters.append(f"{name}=_default_{name}")
-        stores.append(f"    values[{name!r}] = {name}\n")
-    source = f"def __init__(self, {', '.join(parameters)}):\n    values = self.__dict__\n"
-    namespace: dict[str, Any] = {}
-    exec(source + "".join(stores), defaults, namespace)  # noqa: S102 - our own field names
-    made = namespace["__init__"]
-    made.__qualname__ = init.__qualname__
-    made.__doc__ = init.__doc__
-    cls.__init__ = made  # type: ignore[method-assign]
-    cls.__setattr__ = _refuse_assignment  # type: ignore[method-assign]
-    cls.__delattr__ = _refuse_assignment  # type: ignore[method-assign]
-    return cls
-
-
-def _reduce_value(value: Any) -> tuple[type, tuple[Any, ...]]:
-    """How a value class pickles: made again from its fields."""
-    return type(value), tuple(getattr(value, spec.name) for spec in fields(value))
-
-
 # -- the values ------------------------------------------------------------------------------
+#
+# Explain makes a parsed paste, its errors and the answer on every call: they are values whose
+# constructor mypyc compiles (see :mod:`errdex.values`).
 
 
 @dataclass(unsafe_hash=True)
