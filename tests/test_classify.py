@@ -275,6 +275,29 @@ def bare_site(error_class: str, text: str = "", **fields: Any) -> RaiseSite:
     return RaiseSite(error_class=error_class, template=MessageTemplate(parts=parts), **values)
 
 
+def test_a_classification_is_a_frozen_value() -> None:
+    """Compiled or not, the classifier's answer compares, hashes, pickles and refuses change."""
+    import dataclasses
+    import pickle
+
+    made = Classification(ErrorType.VALIDATION, HandlingStrategy.VALIDATION, "bad", ("raise",))
+    same = Classification(
+        error_type=ErrorType.VALIDATION,
+        strategy=HandlingStrategy.VALIDATION,
+        background="bad",
+        tags=("raise",),
+        severity=Severity.ERROR,
+        evidence="default",
+    )
+    assert made == same and hash(made) == hash(same)
+    assert (made.http_status, made.error_code) == (None, None)
+    assert dataclasses.replace(made, background="worse") != made
+    assert dataclasses.replace(made, background="worse").background == "worse"
+    assert pickle.loads(pickle.dumps(made)) == made
+    with pytest.raises(AttributeError):
+        made.background = "worse"  # type: ignore[misc]
+
+
 def test_the_seed_site_is_an_invalid_enum_value(seed):
     record = ErrorRecord.model_validate(seed["record"])
     site = site_of(record).model_copy(update={"kind": SiteKind.RAISE})
