@@ -42,14 +42,7 @@ def finish_value(cls: type[_T]) -> type[_T]:
     init = cls.__init__
     if not inspect.isfunction(init):
         return cls  # compiled by mypyc: its fields are read-only already
-    given = list(inspect.signature(init).parameters.values())[1:]
-    names = {parameter.name for parameter in given}
-    # The instance and its ``__dict__`` by names no parameter has (a field may be ``values``).
-    me, store = "self", "values"
-    while me in names:
-        me = "_" + me
-    while store in names:
-        store = "_" + store
+    me, *given = inspect.signature(init).parameters.values()
     parameters: list[str] = []
     stores: list[str] = []
     defaults: dict[str, Any] = {}
@@ -62,10 +55,11 @@ def finish_value(cls: type[_T]) -> type[_T]:
         else:
             defaults[f"_default_{name}"] = parameter.default
             parameters.append(f"{name}=_default_{name}")
-        stores.append(f"    {store}[{name!r}] = {name}\n")
-    source = f"def __init__({', '.join([me, *parameters])}):\n    {store} = {me}.__dict__\n"
+        # By the instance's own name: no other parameter has it (a field may be ``values``).
+        stores.append(f"    {me.name}.__dict__[{name!r}] = {name}\n")
+    source = f"def __init__({', '.join([me.name, *parameters])}):\n"
     namespace: dict[str, Any] = {}
-    exec(source + "".join(stores), defaults, namespace)  # noqa: S102 - our own field names
+    exec(source + ("".join(stores) or "    pass\n"), defaults, namespace)  # noqa: S102 - our own field names
     made = namespace["__init__"]
     made.__qualname__ = init.__qualname__
     made.__doc__ = init.__doc__

@@ -169,8 +169,8 @@ def unparse(node: ast.AST) -> str:
     attributes, calls, subscripts, tuples, lists and constants without a float are written
     here (no operator, so no precedence to weigh); anything else is ``ast.unparse``'s.
     """
-    out: list[str] = []
-    return "".join(out) if _write_simple(node, out) else ast.unparse(node)
+    text = simple_text(node)
+    return ast.unparse(node) if text is None else text
 
 
 def simple_text(node: ast.AST) -> str | None:
