@@ -1995,7 +1995,7 @@ def test_explain_ranks_candidates_as_two_sorts_of_them_all_would(picks, top):
     # spelled-out text; it must give what a sort of every candidate by the tuple (score,
     # spelled, record), then again by (score, spelled, asynchronous) when the best two tie,
     # gave before it.
-    from errdex.match.explain import _asynchronous, _best_scored, _Candidate
+    from errdex.match.explain import _asynchronous, _best_scored, _best_shared, _Candidate
     from errdex.match.index import build_index
 
     template = json.dumps([["No servers found yet: ", False], ["timeout", True]])
@@ -2009,7 +2009,8 @@ def test_explain_ranks_candidates_as_two_sorts_of_them_all_would(picks, top):
     before = sorted(pool, key=lambda c: (-c.score, -c.spelled, c.record))
     if len(before) > 1 and before[0].score == before[1].score:
         before.sort(key=lambda c: (-c.score, -c.spelled, _asynchronous(_RANKED_PATHS[c.record])))
-    tie = len(_best_scored(pool)) > 1
+    tie = _best_shared(pool)
+    assert tie == (len(_best_scored(pool)) > 1)
     assert [c.record for c in explainer._best(pool, top, tie=tie)] == [
         c.record for c in before[:top]
     ]
