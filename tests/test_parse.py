@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from errdex.match import parse as parse_module
@@ -697,6 +697,87 @@ def test_one_line_pastes_parse_the_same_the_short_way(pieces, end):
 def test_usual_one_line_pastes_take_the_short_way(text):
     quick = parse_module._parse_one_line(text)
     assert quick is not None and quick == parse_module._parse_lines(text)
+
+
+_ASCII_LINE = st.characters(min_codepoint=32, max_codepoint=126) | st.just("\t")
+"""Characters of a plain line: with them, most lines hypothesis makes from a trigger start
+with a lowercase letter now and then, the lines :func:`_may_trigger` decides on."""
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data())
+def test_every_line_a_built_in_trigger_matches_passes_the_one_line_gate(data):
+    # The short way tries the triggers only on the lines ``_may_trigger`` lets through; it
+    # must let through every line that a built-in trigger matches. The lines are made from
+    # the triggers themselves, as the short way sees them (blanks stripped at the start),
+    # and words after them make lines of several words that do not end with a digit.
+    name, trigger = data.draw(st.sampled_from(parse_module._BUILT_IN_TRIGGERS))
+    alphabet = data.draw(st.sampled_from([None, _ASCII_LINE]))
+    made = data.draw(st.from_regex(re.compile(rf"\A(?:{trigger})"), alphabet=alphabet))
+    made += data.draw(st.sampled_from(["", " x", " was not found", "\tend"]))
+    head = made.lstrip(" \t")[: parse_module._HEAD_CHARS]
+    if re.compile(trigger).match(head) is not None:
+        assert parse_module._may_trigger(head), (name, head)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "thread 'main' panicked at src/main.rs:2:5:",
+        "panic: runtime error: index out of range [3] with length 3",
+        "fatal error: all goroutines are asleep - deadlock!",
+        "goroutine 1 [running]:",
+        "runtime stack:",
+        "web-1  | ERROR something broke",
+        "app.py:3: UserWarning: deprecated",
+        "myapp: (models.E001) Field names must not end with an underscore.",
+        "cell Traceback (most recent call last)",
+        "level=error msg=boom",
+        "app - 2024-01-02 12:00:00 started",
+        "src/pkg/file.go",
+        "at f (/app/index.js:10",
+        "pkg.errors.Failure: boom",
+    ],
+)
+def test_the_one_line_gate_lets_through_each_kind_of_format_line(line):
+    # One line per text, start or shape ``_may_trigger`` looks for; a built-in trigger
+    # matches each, so none may be turned away.
+    assert parse_module._trigger()[0].match(line) is not None
+    assert parse_module._may_trigger(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "invalid value for x: 42 is not allowed",
+        "cannot import name 'x' from 'y'",
+        "expected str, got int instead",
+    ],
+)
+def test_the_one_line_gate_turns_away_plain_lowercase_messages(line):
+    assert parse_module._trigger()[0].match(line) is None
+    assert not parse_module._may_trigger(line)
+
+
+def test_a_registered_recogniser_sees_lines_the_built_in_gate_turns_away() -> None:
+    # The gate knows the built-in triggers only: once another is registered, every line is
+    # tried against the triggers again.
+    def read_toy(scan: Scan, start: int, floor: int) -> Block | None:
+        line = scan.lines[start]
+        error = ParsedError("ToyError", "ToyError", line[7:], language="toy")
+        return Block(start, start + 1, "traceback", [error])
+
+    line = "toyerr something broke"
+    assert not parse_module._may_trigger(line)
+    saved = list(RECOGNISERS)
+    try:
+        register_recogniser(Recogniser("toy-lower", r"toyerr ", read_toy))
+        (error,) = parse(line).errors
+        assert (error.error_class, error.language) == ("ToyError", "toy")
+    finally:
+        RECOGNISERS[:] = saved
+        parse_module._trigger_cache.clear()
+    assert parse(line).errors[0].language == "python"
 
 
 _PLAIN_TRIGGERS = """

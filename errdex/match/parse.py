@@ -357,8 +357,9 @@ RECOGNISERS: list[Recogniser] = []
 """The recognisers, tried in order at each line; the first that reads a block wins."""
 
 _Readers = list[tuple[re.Pattern[str], Callable[[Scan, int, int], "Block | None"]]]
-_trigger_cache: list[tuple[re.Pattern[str], _Readers]] = []
-"""The compiled triggers of :data:`RECOGNISERS`, made on first use after a registration."""
+_trigger_cache: list[tuple[re.Pattern[str], _Readers, bool]] = []
+"""The compiled triggers of :data:`RECOGNISERS`, made on first use after a registration, and
+whether they are the built-in ones (for which :func:`_may_trigger` holds)."""
 
 
 def register_recogniser(recogniser: Recogniser, *, before: str | None = None) -> None:
@@ -375,8 +376,12 @@ def register_recogniser(recogniser: Recogniser, *, before: str | None = None) ->
     _trigger_cache.clear()
 
 
-def _trigger() -> tuple[re.Pattern[str], _Readers]:
-    """Any recogniser's trigger, then each recogniser's trigger and reader in registry order.
+def _trigger() -> tuple[re.Pattern[str], _Readers, bool]:
+    """The triggers: their union, each one with its reader, and whether they are the built-in.
+
+    The union matches where any recogniser's trigger does; the readers come in registry
+    order; the flag tells whether the recognisers are the built-in ones, whose triggers
+    :func:`_may_trigger` knows.
 
     When no trigger has groups of its own, the union's alternatives are groups named ``_r0``,
     ``_r1``, … in registry order: the group a match ends with (``lastgroup``) is the first
@@ -394,8 +399,50 @@ def _trigger() -> tuple[re.Pattern[str], _Readers]:
             )
             or "(?!)"
         )
-        _trigger_cache.append((union, own))
+        built_in = tuple((r.name, r.trigger) for r in RECOGNISERS) == _BUILT_IN_TRIGGERS
+        _trigger_cache.append((union, own, built_in))
     return _trigger_cache[0]
+
+
+_BUILT_IN_TRIGGERS: tuple[tuple[str, str], ...] = ()
+"""Each built-in recogniser's name and trigger, in registry order (set once they are all
+registered, at the end of this module)."""
+
+_MAY_START = ("thread '", "panic: ", "fatal error: ", "goroutine ", "runtime stack:")
+"""The built-in triggers' texts that a line starting with a lowercase letter can begin with."""
+
+_MAY_HOLD = ("|", ".py", ": (", "Traceback", "=", " - ")
+"""Texts one of which every other built-in trigger needs in such a line (see
+:func:`_may_trigger`)."""
+
+
+def _may_trigger(head: str) -> bool:
+    """Whether a built-in recogniser's trigger may match a line (False: none can).
+
+    One expression of all the triggers costs about 2 µs a line, tried alternative after
+    alternative, and most one-line pastes are a message that starts with a lowercase word,
+    which few triggers can match: those that need a text the line lacks (a ``.py`` of a path
+    and line, a ``|`` of a relayed log, ``: (`` of a Django check, ``Traceback``, ``=`` or
+    `` - `` of a log line), begin with a given word (Rust's ``thread '``, Go's ``panic: ``),
+    or match a line of one token (a Go path), ending with a digit (Node's ``file:line``) or
+    with a dot in its first word (a Java class). A test checks it on lines each trigger
+    matches, made by hypothesis from the triggers themselves.
+
+    Args:
+        head: The line's first characters (as triggers see them), without leading blanks.
+    """
+    first = head[:1]
+    if not "a" <= first <= "z" or head.startswith(_MAY_START):
+        return True
+    for text in _MAY_HOLD:
+        if text in head:
+            return True
+    space = head.find(" ")
+    return (
+        (space < 0 and "\t" not in head)  # one token
+        or head[-1].isdigit()
+        or head.find(".", 0, space) >= 0  # a dot in the first word
+    )
 
 
 # -- shared patterns and helpers -------------------------------------------------------------
@@ -2155,7 +2202,7 @@ def _read_transport(scan: Scan, start: int, floor: int) -> Block | None:
 def _scan(scan: Scan) -> list[Block]:
     """Walk the lines; at each line a trigger matches, let the recognisers read a block."""
     lines = scan.lines
-    trigger, recognisers = _trigger()
+    trigger, recognisers, _ = _trigger()
     blocks: list[Block] = []
     floor = 0
     i = 0
@@ -2574,7 +2621,13 @@ def _parse_one_line(text: str) -> ParsedInput | None:
     line = body.lstrip(" \t")
     if not line or line[0] == ">":
         return None
-    if _trigger()[0].match(line[:_HEAD_CHARS]) is not None and _scan(Scan([line])):
+    head = line[:_HEAD_CHARS]
+    union, _, built_in = _trigger()
+    if (
+        (not built_in or _may_trigger(head))
+        and union.match(head) is not None
+        and _scan(Scan([line]))
+    ):
         return None
     # What :func:`_fallback` builds for one line, without a builder.
     cls, message = _split_class(line.strip(), strict=True)
@@ -2694,3 +2747,6 @@ from errdex.match import traces_go as _traces_go  # noqa: E402,F401
 from errdex.match import traces_java as _traces_java  # noqa: E402,F401
 from errdex.match import traces_javascript as _traces_javascript  # noqa: E402,F401
 from errdex.match import traces_rust as _traces_rust  # noqa: E402,F401
+
+_BUILT_IN_TRIGGERS = tuple((r.name, r.trigger) for r in RECOGNISERS)
+_trigger_cache.clear()
