@@ -49,6 +49,8 @@ def finish_value(cls: type[_T]) -> type[_T]:
     for parameter in given:
         if parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
             raise TypeError(f"{cls.__name__}.__init__ takes {parameter}: not supported")
+        if parameter.kind is parameter.KEYWORD_ONLY and "*" not in parameters:
+            parameters.append("*")  # keyword-only, as in its own
         name = parameter.name
         if parameter.default is parameter.empty:
             parameters.append(name)

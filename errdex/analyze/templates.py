@@ -243,11 +243,8 @@ def _write_simple(node: ast.AST, out: list[str]) -> bool:
         return True
     if kind is ast.List:
         out.append("[")
-        for number, item in enumerate(node.elts):  # type: ignore[attr-defined]
-            if number:
-                out.append(", ")
-            if not _write_simple(item, out):
-                return False
+        if not _write_items(node.elts, out, lone_comma=False):  # type: ignore[attr-defined]
+            return False
         out.append("]")
         return True
     return False
@@ -257,14 +254,14 @@ _CALLABLE: Final = frozenset({ast.Name, ast.Attribute, ast.Call, ast.Subscript})
 """What ast.unparse writes without parentheses where an atom goes (a call's function …)."""
 
 
-def _write_items(items: list[ast.expr], out: list[str]) -> bool:
-    """A tuple's items as ``ast.unparse`` writes them: ``a, b``, and ``a,`` for one."""
+def _write_items(items: list[ast.expr], out: list[str], *, lone_comma: bool = True) -> bool:
+    """Items as ``ast.unparse`` writes them: ``a, b`` (a tuple's lone item as ``a,``)."""
     for number, item in enumerate(items):
         if number:
             out.append(", ")
         if not _write_simple(item, out):
             return False
-    if len(items) == 1:
+    if lone_comma and len(items) == 1:
         out.append(",")
     return True
 

@@ -1529,11 +1529,11 @@ class Explainer:
         (pyparsing's ``… (at char {}), (line:{}, col:{})``) spent a third of its explain in
         the key function of one sort of them all by a tuple of the three, made twice.
         """
-        if len(pool) < 2 or top < 1:
+        if len(pool) < 2:
             return pool[:top]
         ordered = sorted(pool, key=_BY_RECORD)  # record numbers follow the stored order
         ordered.sort(key=_BY_SCORE, reverse=True)  # stable: equal keys keep their order
-        if not tie:
+        if not tie or top < 1:
             return ordered[:top]
         # Of equal keys, the synchronous copies first: walked in order, only as far as the
         # answer goes (the hundreds of sites of one message tie, and telling each site's

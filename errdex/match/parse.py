@@ -2749,4 +2749,3 @@ from errdex.match import traces_javascript as _traces_javascript  # noqa: E402,F
 from errdex.match import traces_rust as _traces_rust  # noqa: E402,F401
 
 _BUILT_IN_TRIGGERS = tuple((r.name, r.trigger) for r in RECOGNISERS)
-_trigger_cache.clear()
