@@ -411,38 +411,87 @@ registered, at the end of this module)."""
 _MAY_START = ("thread '", "panic: ", "fatal error: ", "goroutine ", "runtime stack:")
 """The built-in triggers' texts that a line starting with a lowercase letter can begin with."""
 
-_MAY_HOLD = ("|", ".py", ": (", "Traceback", "=", " - ")
-"""Texts one of which every other built-in trigger needs in such a line (see
+_MAY_START_CAPITAL = (
+    'Exception in thread "',
+    "Uncaught ",
+    "FAILED ",
+    "E ",
+    "E\t",
+    "Cell In",
+    "Input In",
+    "Stacktrace ",
+    'File "',
+    'Module "',
+    "The above exception was the direct cause",
+    "During handling of the above exception",
+    "CRITICAL",
+    "FATAL",
+    "ERROR",
+    "WARN",
+    "INFO",
+    "DEBUG",
+    "EXCEPTION",
+    "NOTICE",
+    "TRACE",
+    "SEVERE",
+)
+"""Those that a line starting with a capital letter can begin with (but for shapes, see
 :func:`_may_trigger`)."""
+
+_MAY_HOLD = ("|", ": (", "Traceback", " - ")
+"""Texts one of which most other built-in triggers need in a line that starts with a letter
+(see :func:`_may_trigger`)."""
+
+_SOURCE_LINE = re.compile(r"\.py[iwx]?:\d")
+"""A Python file and line (``app.py:3``), which Python's warning and pytest's lines hold."""
 
 
 def _may_trigger(head: str) -> bool:
     """Whether a built-in recogniser's trigger may match a line (False: none can).
 
     One expression of all the triggers costs about 2 µs a line, tried alternative after
-    alternative, and most one-line pastes are a message that starts with a lowercase word,
-    which few triggers can match: those that need a text the line lacks (a ``.py`` of a path
-    and line, a ``|`` of a relayed log, ``: (`` of a Django check, ``Traceback``, ``=`` or
-    `` - `` of a log line), begin with a given word (Rust's ``thread '``, Go's ``panic: ``),
-    or match a line of one token (a Go path), ending with a digit (Node's ``file:line``) or
-    with a dot in its first word (a Java class). A test checks it on lines each trigger
-    matches, made by hypothesis from the triggers themselves.
+    alternative, and most one-line pastes are a message that starts with a word, which few
+    triggers can match. Those begin with a given word (Rust's ``thread '``, a log's ``ERROR``,
+    pytest's ``E``), have a first word with a dot (a Java class, a Go path), an ``=`` (a log's
+    ``level=error``) or, after a capital, a colon (``Error:``), need a text the line lacks
+    (a ``|`` of a relayed log, ``: (`` of a Django check, ``Traceback``, `` - `` of a log
+    line, or a Python file and line, ``app.py:3``), or end with a colon and a number (Node's
+    ``file:line``). After a capital letter, a few shapes too: one token (a Node class alone),
+    a first word followed by `` [`` (``Error [ERR_X]:``), a level letter and digits
+    (``E0102``), a syslog date (``Jan  2 …``). A test checks it on lines each trigger matches,
+    made by hypothesis from the triggers themselves.
 
     Args:
         head: The line's first characters (as triggers see them), without leading blanks.
     """
     first = head[:1]
-    if not "a" <= first <= "z" or head.startswith(_MAY_START):
+    space = head.find(" ")
+    word = head if space < 0 else head[:space]
+    if "a" <= first <= "z":
+        if head.startswith(_MAY_START):
+            return True
+    elif "A" <= first <= "Z":
+        if (
+            head.startswith(_MAY_START_CAPITAL)
+            or ":" in word
+            or space < 0
+            or head[space : space + 2] == " ["
+            or (first in "IWEF" and head[1:2].isdecimal())
+            or (space == 3 and (head[4:5] == " " or head[4:5].isdecimal()))
+        ):
+            return True
+    else:
         return True
     for text in _MAY_HOLD:
         if text in head:
             return True
-    space = head.find(" ")
-    return (
-        (space < 0 and "\t" not in head)  # one token
-        or head[-1].isdigit()
-        or head.find(".", 0, space) >= 0  # a dot in the first word
-    )
+    if "." in word or "=" in word or (".py" in head and _SOURCE_LINE.search(head)):
+        return True
+    # ``:\d+\Z``: the digits ``\d`` matches are those ``str.isdecimal`` accepts.
+    end = len(head)
+    while end and head[end - 1].isdecimal():
+        end -= 1
+    return end < len(head) and head[end - 1 : end] == ":"
 
 
 # -- shared patterns and helpers -------------------------------------------------------------
