@@ -818,6 +818,45 @@ def test_a_registered_recogniser_sees_lines_the_built_in_gate_turns_away() -> No
     assert parse(line).errors[0].language == "python"
 
 
+@pytest.mark.parametrize("grouped", [False, True])
+def test_after_a_recogniser_reads_nothing_the_next_whose_trigger_matches_reads(grouped):
+    # The union of the triggers names the first recogniser whose trigger matches a line; when
+    # it reads nothing, the next whose trigger matches reads (a union of the triggers after it
+    # names it), and one whose trigger does not match is never asked. A trigger with groups
+    # of its own turns the named unions off: each trigger is then tried in turn.
+    asked: list[str] = []
+
+    def reader(name: str, reads: bool) -> Any:
+        def read(scan: Scan, start: int, floor: int) -> Block | None:
+            asked.append(name)
+            if not reads:
+                return None
+            error = ParsedError("ToyError", "ToyError", name, language=name)
+            return Block(start, start + 1, "traceback", [error])
+
+        return read
+
+    saved = list(RECOGNISERS)
+    try:
+        for name, trigger, reads in (
+            ("toy-first", r"toy ", False),
+            ("toy-never", r"toy never", True),
+            ("toy-second", r"(toy) b" if grouped else r"toy b", False),
+            ("toy-third", r"toy", True),
+        ):
+            recogniser = Recogniser(name, trigger, reader(name, reads))
+            register_recogniser(recogniser, before="rust-panic")
+        for text in ("toy b broke", "toy b broke\nnext line"):
+            assert [e.language for e in parse(text).errors] == ["toy-third"]
+        asked.clear()
+        parse_module._scan(Scan(["toy b broke", "next line"]))
+        assert asked == ["toy-first", "toy-second", "toy-third"]
+    finally:
+        RECOGNISERS[:] = saved
+        parse_module._trigger_cache.clear()
+    assert parse("toy b broke").errors[0].language == "python"
+
+
 _PLAIN_TRIGGERS = """
 import importlib, json, sys
 import errdex.match.parse as parse

@@ -357,9 +357,11 @@ RECOGNISERS: list[Recogniser] = []
 """The recognisers, tried in order at each line; the first that reads a block wins."""
 
 _Readers = list[tuple[re.Pattern[str], Callable[[Scan, int, int], "Block | None"]]]
-_trigger_cache: list[tuple[re.Pattern[str], _Readers, bool]] = []
-"""The compiled triggers of :data:`RECOGNISERS`, made on first use after a registration, and
-whether they are the built-in ones (for which :func:`_may_trigger` holds)."""
+_Triggers = tuple[re.Pattern[str], _Readers, bool, dict[int, re.Pattern[str]]]
+_trigger_cache: list[_Triggers] = []
+"""The compiled triggers of :data:`RECOGNISERS`, made on first use after a registration,
+whether they are the built-in ones (for which :func:`_may_trigger` holds), and the unions of
+the triggers from a recogniser on (see :func:`_read_block`), made as they are needed."""
 
 
 def register_recogniser(recogniser: Recogniser, *, before: str | None = None) -> None:
@@ -376,8 +378,8 @@ def register_recogniser(recogniser: Recogniser, *, before: str | None = None) ->
     _trigger_cache.clear()
 
 
-def _trigger() -> tuple[re.Pattern[str], _Readers, bool]:
-    """The triggers: their union, each one with its reader, and whether they are the built-in.
+def _trigger() -> _Triggers:
+    """The triggers: their union, each one with its reader, whether they are the built-in.
 
     The union matches where any recogniser's trigger does; the readers come in registry
     order; the flag tells whether the recognisers are the built-in ones, whose triggers
@@ -387,7 +389,8 @@ def _trigger() -> tuple[re.Pattern[str], _Readers, bool]:
     ``_r1``, … in registry order: the group a match ends with (``lastgroup``) is the first
     recogniser whose trigger matches, so the ones before it need not be tried. (A group
     around a trigger with groups would renumber them: a back-reference would point
-    elsewhere.)
+    elsewhere.) The last element keeps the unions of the triggers after a recogniser, by its
+    position (see :func:`_read_block`).
     """
     if not _trigger_cache:
         own = [(re.compile(r.trigger), r.read) for r in RECOGNISERS]
@@ -400,8 +403,26 @@ def _trigger() -> tuple[re.Pattern[str], _Readers, bool]:
             or "(?!)"
         )
         built_in = tuple((r.name, r.trigger) for r in RECOGNISERS) == _BUILT_IN_TRIGGERS
-        _trigger_cache.append((union, own, built_in))
+        _trigger_cache.append((union, own, built_in, {}))
     return _trigger_cache[0]
+
+
+def _triggers_from(position: int) -> re.Pattern[str]:
+    """The union of the triggers of the recognisers from ``position`` on.
+
+    Its groups are named as :func:`_trigger`'s union's (used only when no trigger has groups
+    of its own).
+    """
+    rests = _trigger()[3]
+    union = rests.get(position)
+    if union is None:
+        union = rests[position] = re.compile(
+            "|".join(
+                f"(?P<_r{n}>{RECOGNISERS[n].trigger})" for n in range(position, len(RECOGNISERS))
+            )
+            or "(?!)"
+        )
+    return union
 
 
 _BUILT_IN_TRIGGERS: tuple[tuple[str, str], ...] = ()
@@ -2251,7 +2272,7 @@ def _read_transport(scan: Scan, start: int, floor: int) -> Block | None:
 def _scan(scan: Scan) -> list[Block]:
     """Walk the lines; at each line a trigger matches, let the recognisers read a block."""
     lines = scan.lines
-    trigger, recognisers, _ = _trigger()
+    trigger = _trigger()[0]
     blocks: list[Block] = []
     floor = 0
     i = 0
@@ -2260,27 +2281,54 @@ def _scan(scan: Scan) -> list[Block]:
         line = lines[i]
         head = line[:_HEAD_CHARS]
         triggered = None if not line or line.isspace() else trigger.match(head)
-        if triggered is None:
-            i += 1
-            continue
-        block = None
-        # The first recogniser whose trigger matches, when the union names it (see _trigger).
-        named = triggered.lastgroup
-        first = int(named[2:]) if named is not None else 0
-        for position in range(first, len(recognisers)):
-            own, read = recognisers[position]
-            if (position > first or named is None) and own.match(head) is None:
-                continue
-            block = read(scan, i, floor)
-            if block is not None and block.end > i and block.begin >= floor:
-                break
-            block = None
+        block = None if triggered is None else _read_block(scan, i, floor, head, triggered)
         if block is None:
             i += 1
             continue
         blocks.append(block)
         floor = i = block.end
     return blocks
+
+
+def _read_block(
+    scan: Scan, i: int, floor: int, head: str, triggered: re.Match[str]
+) -> Block | None:
+    """Let the recognisers whose trigger matches line ``i`` read a block there, in order.
+
+    Args:
+        scan: The lines.
+        i: The line.
+        floor: The first line a block may take (the lines before are read).
+        head: The line's first characters, as triggers see them.
+        triggered: The union of the triggers' match of ``head`` (see :func:`_trigger`).
+
+    Returns:
+        The first block read, or None.
+    """
+    recognisers = _trigger()[1]
+    named = triggered.lastgroup
+    if named is None:  # a trigger has groups of its own: each is tried
+        for own, read in recognisers:
+            if own.match(head) is not None:
+                block = read(scan, i, floor)
+                if block is not None and block.end > i and block.begin >= floor:
+                    return block
+        return None
+    while True:
+        # The union names the first recogniser whose trigger matches; when it reads nothing,
+        # the union of the triggers after it names the next (one match, not one per trigger).
+        position = int(named[2:])
+        block = recognisers[position][1](scan, i, floor)
+        if block is not None and block.end > i and block.begin >= floor:
+            return block
+        if position + 1 == len(recognisers):
+            return None
+        following = _triggers_from(position + 1).match(head)
+        if following is None:
+            return None
+        named = following.lastgroup
+        if named is None:
+            return None
 
 
 def _collect(blocks: Iterable[Block]) -> list[ParsedError]:
@@ -2671,13 +2719,11 @@ def _parse_one_line(text: str) -> ParsedInput | None:
     if not line or line[0] == ">":
         return None
     head = line[:_HEAD_CHARS]
-    union, _, built_in = _trigger()
-    if (
-        (not built_in or _may_trigger(head))
-        and union.match(head) is not None
-        and _scan(Scan([line]))
-    ):
-        return None
+    union, _, built_in, _ = _trigger()
+    if not built_in or _may_trigger(head):
+        triggered = union.match(head)
+        if triggered is not None and _read_block(Scan([line]), 0, 0, head, triggered):
+            return None
     # What :func:`_fallback` builds for one line, without a builder.
     cls, message = _split_class(line.strip(), strict=True)
     message = message.strip()

@@ -122,6 +122,10 @@ def read_java(scan: Scan, start: int, floor: int) -> Block | None:
     """Read a Java stack trace (with its causes) starting at line ``start``."""
     del floor
     lines = scan.lines
+    if start + 1 == len(lines) and not lines[start].lstrip().startswith('Exception in thread "'):
+        # The last line (a one-line paste): a trace needs its frames, but for the thread's
+        # prefix (``Exception in thread "main" …``). ``pkg.Error: message`` is told here.
+        return None
     head = _HEADER.match(lines[start].strip())
     if head is None or head["chain"] is not None:
         return None

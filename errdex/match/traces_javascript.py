@@ -225,6 +225,11 @@ def read_node_trace(scan: Scan, start: int, floor: int) -> Block | None:
     lines = scan.lines
     count = len(lines)
     i = start
+    if i + 1 == count and not lines[i].lstrip().startswith("Uncaught "):
+        # The last line (a one-line paste): a location needs its caret line, and an error
+        # its frames; only ``Uncaught …`` is read alone. ``Class: message`` (the commonest
+        # paste) is told here, before the expressions below.
+        return None
     location: Frame | None = None
     header_line = _LOCATION_HEADER.match(lines[i])
     caret = next((j for j in range(i + 1, min(count, i + 4)) if _CARET.match(lines[j])), None)
