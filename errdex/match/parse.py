@@ -357,11 +357,28 @@ RECOGNISERS: list[Recogniser] = []
 """The recognisers, tried in order at each line; the first that reads a block wins."""
 
 _Readers = list[tuple[re.Pattern[str], Callable[[Scan, int, int], "Block | None"]]]
-_Triggers = tuple[re.Pattern[str], _Readers, bool, dict[int, re.Pattern[str]]]
+
+
+@dataclass
+class _Triggers:
+    """The compiled triggers of :data:`RECOGNISERS` (see :func:`_trigger`)."""
+
+    union: re.Pattern[str]
+    """Matches where any recogniser's trigger does."""
+    readers: _Readers
+    """Each recogniser's own trigger and reader, in registry order."""
+    built_in: bool
+    """The recognisers are the built-in ones, whose triggers :func:`_may_trigger` knows."""
+    named: bool
+    """The union's alternatives are groups named ``_r0``, ``_r1``, … in registry order (no
+    trigger has groups of its own)."""
+    following: dict[int, re.Pattern[str]] = field(default_factory=dict)
+    """By position, the union of the triggers from that recogniser on, named alike (see
+    :func:`_triggers_from`), made as they are needed."""
+
+
 _trigger_cache: list[_Triggers] = []
-"""The compiled triggers of :data:`RECOGNISERS`, made on first use after a registration,
-whether they are the built-in ones (for which :func:`_may_trigger` holds), and the unions of
-the triggers from a recogniser on (see :func:`_read_block`), made as they are needed."""
+"""The compiled triggers, made on first use after a registration."""
 
 
 def register_recogniser(recogniser: Recogniser, *, before: str | None = None) -> None:
@@ -379,18 +396,13 @@ def register_recogniser(recogniser: Recogniser, *, before: str | None = None) ->
 
 
 def _trigger() -> _Triggers:
-    """The triggers: their union, each one with its reader, whether they are the built-in.
-
-    The union matches where any recogniser's trigger does; the readers come in registry
-    order; the flag tells whether the recognisers are the built-in ones, whose triggers
-    :func:`_may_trigger` knows.
+    """The triggers of the registered recognisers, compiled.
 
     When no trigger has groups of its own, the union's alternatives are groups named ``_r0``,
     ``_r1``, … in registry order: the group a match ends with (``lastgroup``) is the first
     recogniser whose trigger matches, so the ones before it need not be tried. (A group
     around a trigger with groups would renumber them: a back-reference would point
-    elsewhere.) The last element keeps the unions of the triggers after a recogniser, by its
-    position (see :func:`_read_block`).
+    elsewhere.)
     """
     if not _trigger_cache:
         own = [(re.compile(r.trigger), r.read) for r in RECOGNISERS]
@@ -403,7 +415,7 @@ def _trigger() -> _Triggers:
             or "(?!)"
         )
         built_in = tuple((r.name, r.trigger) for r in RECOGNISERS) == _BUILT_IN_TRIGGERS
-        _trigger_cache.append((union, own, built_in, {}))
+        _trigger_cache.append(_Triggers(union, own, built_in, named))
     return _trigger_cache[0]
 
 
@@ -413,10 +425,10 @@ def _triggers_from(position: int) -> re.Pattern[str]:
     Its groups are named as :func:`_trigger`'s union's (used only when no trigger has groups
     of its own).
     """
-    rests = _trigger()[3]
-    union = rests.get(position)
+    following = _trigger().following
+    union = following.get(position)
     if union is None:
-        union = rests[position] = re.compile(
+        union = following[position] = re.compile(
             "|".join(
                 f"(?P<_r{n}>{RECOGNISERS[n].trigger})" for n in range(position, len(RECOGNISERS))
             )
@@ -2272,7 +2284,7 @@ def _read_transport(scan: Scan, start: int, floor: int) -> Block | None:
 def _scan(scan: Scan) -> list[Block]:
     """Walk the lines; at each line a trigger matches, let the recognisers read a block."""
     lines = scan.lines
-    trigger = _trigger()[0]
+    trigger = _trigger().union
     blocks: list[Block] = []
     floor = 0
     i = 0
@@ -2305,16 +2317,17 @@ def _read_block(
     Returns:
         The first block read, or None.
     """
-    recognisers = _trigger()[1]
-    named = triggered.lastgroup
-    if named is None:  # a trigger has groups of its own: each is tried
+    triggers = _trigger()
+    recognisers = triggers.readers
+    if not triggers.named:  # a trigger has groups of its own: each is tried
         for own, read in recognisers:
             if own.match(head) is not None:
                 block = read(scan, i, floor)
                 if block is not None and block.end > i and block.begin >= floor:
                     return block
         return None
-    while True:
+    named = triggered.lastgroup
+    while named is not None:
         # The union names the first recogniser whose trigger matches; when it reads nothing,
         # the union of the triggers after it names the next (one match, not one per trigger).
         position = int(named[2:])
@@ -2327,8 +2340,7 @@ def _read_block(
         if following is None:
             return None
         named = following.lastgroup
-        if named is None:
-            return None
+    return None
 
 
 def _collect(blocks: Iterable[Block]) -> list[ParsedError]:
@@ -2719,9 +2731,9 @@ def _parse_one_line(text: str) -> ParsedInput | None:
     if not line or line[0] == ">":
         return None
     head = line[:_HEAD_CHARS]
-    union, _, built_in, _ = _trigger()
-    if not built_in or _may_trigger(head):
-        triggered = union.match(head)
+    triggers = _trigger()
+    if not triggers.built_in or _may_trigger(head):
+        triggered = triggers.union.match(head)
         if triggered is not None and _read_block(Scan([line]), 0, 0, head, triggered):
             return None
     # What :func:`_fallback` builds for one line, without a builder.
