@@ -407,13 +407,7 @@ def _trigger() -> _Triggers:
     if not _trigger_cache:
         own = [(re.compile(r.trigger), r.read) for r in RECOGNISERS]
         named = all(pattern.groups == 0 for pattern, _ in own)
-        union = re.compile(
-            "|".join(
-                f"(?P<_r{n}>{r.trigger})" if named else f"(?:{r.trigger})"
-                for n, r in enumerate(RECOGNISERS)
-            )
-            or "(?!)"
-        )
+        union = _union(0, named=named)
         built_in = tuple((r.name, r.trigger) for r in RECOGNISERS) == _BUILT_IN_TRIGGERS
         _trigger_cache.append(_Triggers(union, own, built_in, named))
     return _trigger_cache[0]
@@ -428,13 +422,23 @@ def _triggers_from(position: int) -> re.Pattern[str]:
     following = _trigger().following
     union = following.get(position)
     if union is None:
-        union = following[position] = re.compile(
-            "|".join(
-                f"(?P<_r{n}>{RECOGNISERS[n].trigger})" for n in range(position, len(RECOGNISERS))
-            )
-            or "(?!)"
-        )
+        union = following[position] = _union(position, named=True)
     return union
+
+
+def _union(start: int, *, named: bool) -> re.Pattern[str]:
+    """One expression of the triggers of the recognisers from ``start`` on.
+
+    Its alternatives are named groups when ``named`` (see :func:`_trigger`); it never
+    matches when there are none.
+    """
+    return re.compile(
+        "|".join(
+            f"(?P<_r{n}>{RECOGNISERS[n].trigger})" if named else f"(?:{RECOGNISERS[n].trigger})"
+            for n in range(start, len(RECOGNISERS))
+        )
+        or "(?!)"
+    )
 
 
 _BUILT_IN_TRIGGERS: tuple[tuple[str, str], ...] = ()
