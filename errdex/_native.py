@@ -33,6 +33,7 @@ from types import ModuleType
 
 COMPILED = (
     "errdex.analyze.classify",
+    "errdex.analyze.nodes",
     "errdex.analyze.templates",
     "errdex.extract.python",
     "errdex.match.compile",

@@ -53,6 +53,41 @@ from typing import Any, Final
 
 import ahocorasick
 
+from errdex.analyze.nodes import (
+    Assert,
+    AsyncFunctionDef,
+    Attribute,
+    BoolOp,
+    Break,
+    Call,
+    Compare,
+    Constant,
+    Continue,
+    Eq,
+    ExceptHandler,
+    FunctionDef,
+    GeneratorExp,
+    Gt,
+    GtE,
+    If,
+    In,
+    Is,
+    IsNot,
+    List,
+    Lt,
+    LtE,
+    Name,
+    Not,
+    NotIn,
+    Raise,
+    Return,
+    Set,
+    Store,
+    Subscript,
+    Try,
+    Tuple,
+    UnaryOp,
+)
 from errdex.analyze.templates import unparse
 from errdex.models import (
     CodeFacts,
@@ -65,8 +100,8 @@ from errdex.models import (
 )
 from errdex.values import finish_value
 
-_E = ErrorType
-_H = HandlingStrategy
+_E: Final = ErrorType
+_H: Final = HandlingStrategy
 
 
 @dataclass(unsafe_hash=True)
@@ -194,8 +229,8 @@ _GENERIC: dict[str, _Family] = {
     "EncodingWarning": (_E.CONFIGURATION, "invalid-format"),
 }
 
-_SUFFIXES = ("Error", "Exception", "Warning")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_SUFFIXES: Final = ("Error", "Exception", "Warning")
+_CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 # Words of a library class's name → (family, decisive, weak). A decisive family settles the root
 # cause like the builtins above; a weak one names the category but not the cause, so guards and
@@ -296,19 +331,19 @@ _NAME_WORDS: tuple[tuple[re.Pattern[str], _Family, bool, bool], ...] = tuple(
 
 # pydantic-style ``<Type>Error`` classes: the value is not of that type, or not in that format,
 # or out of a bound.
-_TYPE_NAMES = re.compile(
+_TYPE_NAMES: Final = re.compile(
     r"str|string|bytes|bool|boolean|int|integer|float|number|list|tuple|set|frozen|dict|deque"
     r"|decimal|callable|hashable|enum|class|subclass|arbitrary|none|sequence|mapping|iterable|strict"
 )
-_FORMAT_NAMES = re.compile(
+_FORMAT_NAMES: Final = re.compile(
     r"date|datetime|time|duration|url|email|ip|pv4|ipv4|ipv6|uuid|json|path|pattern|colou?r|luhn"
     r"|regex|slug"
 )
-_RANGE_NAMES = re.compile(r"min|max|length|gt|ge|lt|le|limit|digits|places|multiple|finite")
-_URL_WORDS = frozenset({"url", "uri", "header", "json", "format", "host", "schema"})
+_RANGE_NAMES: Final = re.compile(r"min|max|length|gt|ge|lt|le|limit|digits|places|multiple|finite")
+_URL_WORDS: Final = frozenset({"url", "uri", "header", "json", "format", "host", "schema"})
 
 # Class words that mark an exception used as a signal by the library itself.
-_SIGNAL_WORDS = ("exit", "impossible", "skip", "stop", "halt", "resultset")
+_SIGNAL_WORDS: Final = ("exit", "impossible", "skip", "stop", "halt", "resultset")
 
 
 def _camel_words(name: str) -> list[str]:
@@ -332,9 +367,9 @@ def _short(name: str) -> str:
     return segments[-1]
 
 
-_HTTP_TAILS = frozenset({"", "Error", "Exception", "KeyError", "ValueError"})
-_HTTP_ALIASES = {"PermissionDenied": 403, "SuspiciousOperation": 400, "Unauthorized": 401}
-_HTTP_PHRASES = tuple(
+_HTTP_TAILS: Final = frozenset({"", "Error", "Exception", "KeyError", "ValueError"})
+_HTTP_ALIASES: Final = {"PermissionDenied": 403, "SuspiciousOperation": 400, "Unauthorized": 401}
+_HTTP_PHRASES: Final = tuple(
     (re.sub(r"[^A-Za-z]", "", status.phrase.title()), status.value)
     for status in HTTPStatus
     if status.value >= 400
@@ -485,7 +520,7 @@ def _evidence_of(
 # ---------------------------------------------------------------------------------------------
 # The wording of the message.
 
-_FILE_WORDS = re.compile(
+_FILE_WORDS: Final = re.compile(
     r"\b(?:file|files|path|paths|dir|directory|folder|template|templates|bundle|certificate)\b",
     re.IGNORECASE,
 )
@@ -687,13 +722,15 @@ _WORDING: tuple[tuple[str, re.Pattern[str], str, ErrorType | None], ...] = tuple
 )
 
 # Words that make a missing value or a wrong state a matter of configuration.
-_CONFIG_WORDS = re.compile(
+_CONFIG_WORDS: Final = re.compile(
     r"\benvironment variable\b|\bsettings?\b|\bconfig(?:uration|ured)?\b|\binstalled_apps\b"
     r"|\benabled?\b",
     re.IGNORECASE,
 )
-_PARSE_WORDS = re.compile(r"\b(?:parse|parsing|syntax|decode|decoding|token|json)\b", re.IGNORECASE)
-_PARSER_MODULE = re.compile(r"(?:^|/)(?:parser|lexer|tokenizer|grammar|_?parse)\.py$")
+_PARSE_WORDS: Final = re.compile(
+    r"\b(?:parse|parsing|syntax|decode|decoding|token|json)\b", re.IGNORECASE
+)
+_PARSER_MODULE: Final = re.compile(r"(?:^|/)(?:parser|lexer|tokenizer|grammar|_?parse)\.py$")
 _WEAK_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bdimensions?\b", re.IGNORECASE), "shape-mismatch"),
     (re.compile(r"\bundefined\b", re.IGNORECASE), "missing-key"),
@@ -871,19 +908,12 @@ class _Context:
             return
         self.walked = True
         for node in ast.walk(self.tree):
-            if (
-                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-                and node.lineno <= self.line
-            ):
+            if isinstance(node, (FunctionDef, AsyncFunctionDef)) and node.lineno <= self.line:
                 arguments = node.args
                 self.parameters |= {
                     a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
                 }
-            elif (
-                isinstance(node, ast.Name)
-                and isinstance(node.ctx, ast.Store)
-                and node.lineno < self.line
-            ):
+            elif isinstance(node, Name) and isinstance(node.ctx, Store) and node.lineno < self.line:
                 self.assigned.add(node.id)
 
 
@@ -891,13 +921,13 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
-_STATEMENT_START = re.compile(
+_STATEMENT_START: Final = re.compile(
     r"^(?:@|(?:async\s+)?(?:def|class|if|for|while|with|try|return|raise|assert|import|from"
     r"|pass|del|global|nonlocal|yield|await|match)\b|[A-Za-z_][\w.]*\s*(?:[-+*/|&]?=|\(|\[|\.|,|:)"
     r"|[A-Za-z_][\w.]*$)"
 )
-_NOT_A_START = re.compile(r"^(?:else|elif|except|finally|case)\b")
-_MAX_PARSES = 12
+_NOT_A_START: Final = re.compile(r"^(?:else|elif|except|finally|case)\b")
+_MAX_PARSES: Final = 12
 
 
 def _parse_snippet(site: RaiseSite) -> tuple[ast.Module, int] | None:
@@ -951,13 +981,13 @@ def _parse_snippet(site: RaiseSite) -> tuple[ast.Module, int] | None:
 def _names_of(node: ast.expr | None) -> list[str]:
     if node is None:
         return ["BaseException"]
-    if isinstance(node, ast.Tuple):
+    if isinstance(node, Tuple):
         return [name for element in node.elts for name in _names_of(element)]
     return [unparse(node).rsplit(".", 1)[-1]]
 
 
 def _terminates(body: list[ast.stmt]) -> bool:
-    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+    return bool(body) and isinstance(body[-1], (Return, Raise, Continue, Break))
 
 
 def _has_blocks(statement: ast.stmt) -> bool:
@@ -1022,28 +1052,28 @@ def _local_context(site: RaiseSite) -> _Context:
         return context
     context.statement = unparse(site_node)
     context.tree, context.line = tree, line
-    if isinstance(site_node, ast.Assert):
+    if isinstance(site_node, Assert):
         context.guards.append(_guard(site_node.test, site_node.lineno + offset, leads=False))
     else:
         owner, branch = path[-1] if path else (tree, "body")
         block: list[ast.stmt] = getattr(owner, branch, tree.body)
         for sibling in reversed([s for s in block if s.lineno < site_node.lineno][-6:]):
-            if isinstance(sibling, ast.If) and _terminates(sibling.body) and not sibling.orelse:
+            if isinstance(sibling, If) and _terminates(sibling.body) and not sibling.orelse:
                 context.guards.append(_guard(sibling.test, sibling.lineno + offset, leads=False))
-    collecting = not isinstance(site_node, ast.Assert)
+    collecting = not isinstance(site_node, Assert)
     for node, branch in reversed(path):
-        if isinstance(node, ast.If) and collecting:
+        if isinstance(node, If) and collecting:
             context.guards.append(_guard(node.test, node.lineno + offset, leads=branch == "body"))
-        elif isinstance(node, ast.ExceptHandler) and not context.in_except:
+        elif isinstance(node, ExceptHandler) and not context.in_except:
             context.in_except = True
             context.caught = _names_of(node.type)
             context.except_line = node.lineno + offset
             collecting = False
-        elif isinstance(node, ast.Try) and branch == "body" and not context.try_catches:
+        elif isinstance(node, Try) and branch == "body" and not context.try_catches:
             context.try_catches = [
                 name
                 for handler in node.handlers
-                if not any(isinstance(sub, ast.Raise) for sub in ast.walk(handler))
+                if not any(isinstance(sub, Raise) for sub in ast.walk(handler))
                 for name in _names_of(handler.type)
             ]
     return context
@@ -1155,21 +1185,21 @@ finish_value(_Leaf)
 
 
 def _literal(node: ast.expr) -> bool:
-    if isinstance(node, ast.Constant):
+    if isinstance(node, Constant):
         return True
-    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+    if isinstance(node, UnaryOp) and isinstance(node.operand, Constant):
         return True
-    return isinstance(node, ast.Attribute) and node.attr.isupper()
+    return isinstance(node, Attribute) and node.attr.isupper()
 
 
 def _leaves(test: ast.expr, leads: bool) -> list[_Leaf]:
     found: list[_Leaf] = []
 
     def walk(node: ast.expr, when: bool) -> None:
-        if isinstance(node, ast.BoolOp):
+        if isinstance(node, BoolOp):
             for value in node.values:
                 walk(value, when)
-        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        elif isinstance(node, UnaryOp) and isinstance(node.op, Not):
             walk(node.operand, not when)
         else:
             found.append(_leaf(node, when))
@@ -1180,39 +1210,33 @@ def _leaves(test: ast.expr, leads: bool) -> list[_Leaf]:
 
 
 def _leaf(node: ast.expr, when: bool) -> _Leaf:
-    if isinstance(node, ast.Call):
-        name = node.func.id if isinstance(node.func, ast.Name) else ""
+    if isinstance(node, Call):
+        name = node.func.id if isinstance(node.func, Name) else ""
         if name in ("isinstance", "issubclass", "callable") and node.args:
             return _Leaf("isinstance", when, unparse(node.args[0]))
-        if name in ("all", "any") and node.args and isinstance(node.args[0], ast.GeneratorExp):
+        if name in ("all", "any") and node.args and isinstance(node.args[0], GeneratorExp):
             inner = _leaf(node.args[0].elt, when)
             if inner.kind == "isinstance":
                 return inner
         return _Leaf("call", when, unparse(node))
-    if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
+    if isinstance(node, (Name, Attribute, Subscript)):
         return _Leaf("truthiness", when, unparse(node))
-    if not isinstance(node, ast.Compare):
+    if not isinstance(node, Compare):
         return _Leaf("other", when)
     left, op, right = node.left, node.ops[0], node.comparators[0]
     subject = unparse(left)
-    if len(node.ops) > 1 or isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+    if len(node.ops) > 1 or isinstance(op, (Lt, LtE, Gt, GtE)):
         return _Leaf("bound", when, subject)
-    if (
-        isinstance(op, (ast.Is, ast.IsNot))
-        and isinstance(right, ast.Constant)
-        and right.value is None
-    ):
-        return _Leaf("none-check", when == isinstance(op, ast.Is), subject)
-    positive = isinstance(op, (ast.Eq, ast.Is, ast.In))
-    if isinstance(left, ast.Call) and isinstance(left.func, ast.Name):
+    if isinstance(op, (Is, IsNot)) and isinstance(right, Constant) and right.value is None:
+        return _Leaf("none-check", when == isinstance(op, Is), subject)
+    positive = isinstance(op, (Eq, Is, In))
+    if isinstance(left, Call) and isinstance(left.func, Name):
         if left.func.id == "type":
             return _Leaf("isinstance", when, subject)
         if left.func.id == "len":
             return _Leaf("length", when == positive, subject)
-    if isinstance(op, (ast.In, ast.NotIn)):
-        if isinstance(right, (ast.Set, ast.Tuple, ast.List)) and all(
-            _literal(e) for e in right.elts
-        ):
+    if isinstance(op, (In, NotIn)):
+        if isinstance(right, (Set, Tuple, List)) and all(_literal(e) for e in right.elts):
             values = tuple(unparse(e) for e in right.elts)
             return _Leaf("literals", when == positive, subject, values)
         if _literal(left):
@@ -1223,7 +1247,7 @@ def _leaf(node: ast.expr, when: bool) -> _Leaf:
     return _Leaf("other", when, subject)
 
 
-_LEAF_RANK = (
+_LEAF_RANK: Final = (
     "isinstance",
     "literals",
     "key",
@@ -1293,7 +1317,7 @@ def _conditions(guards: list[Guard]) -> list[list[_Leaf]]:
 
 
 # A boolean flag (``self.in_atomic_block``, ``self.hasz``, ``self.entered``): a state, not a value.
-_FLAG = re.compile(
+_FLAG: Final = re.compile(
     r"_?(?:is|has|in|can|allow|allows|use|uses|should|was|did|enable)(?:_|[a-z]$|$)|\w+ed$"
 )
 
@@ -1319,7 +1343,9 @@ def _type_cause(conditions: list[list[_Leaf]]) -> str | None:
 
 
 # Tests of a value; a condition holding one is about that value, not about which options are set.
-_VALUE_TESTS = frozenset({"isinstance", "literals", "container", "length", "bound", "equals"})
+_VALUE_TESTS: Final = frozenset(
+    {"isinstance", "literals", "container", "length", "bound", "equals"}
+)
 
 
 def _guard_cause(
@@ -1371,7 +1397,7 @@ def _guard_cause(
     return None
 
 
-_DECODE_CLASSES = re.compile(r"decode|json|unicode|parse|syntax", re.IGNORECASE)
+_DECODE_CLASSES: Final = re.compile(r"decode|json|unicode|parse|syntax", re.IGNORECASE)
 
 
 def _except_cause(context: _Context) -> tuple[str, ErrorType | None] | None:
@@ -1421,12 +1447,12 @@ _TYPE_OF_CAUSE: dict[str, ErrorType] = {
 
 # Causes for which a ``TypeError`` keeps the ``type`` category (the others are about values or
 # state, whatever class the library chose).
-_TYPE_ERROR_CAUSES = frozenset(
+_TYPE_ERROR_CAUSES: Final = frozenset(
     {"type-mismatch", "shape-mismatch", "missing-argument", "unsupported-option", "not-implemented"}
 )
 
 # Library families that name the category whatever the root cause.
-_CATEGORY_FAMILIES = frozenset(
+_CATEGORY_FAMILIES: Final = frozenset(
     {
         _E.CONFIGURATION,
         _E.PARSE,
@@ -1439,7 +1465,7 @@ _CATEGORY_FAMILIES = frozenset(
         _E.IO,
     }
 )
-_NOT_FOUND_CAUSES = frozenset({"missing-key", "file-not-found", "missing-argument"})
+_NOT_FOUND_CAUSES: Final = frozenset({"missing-key", "file-not-found", "missing-argument"})
 
 _STRATEGY_OF_TYPE: dict[ErrorType, HandlingStrategy] = {
     _E.VALIDATION: _H.VALIDATION,
@@ -1479,7 +1505,7 @@ def _strategy(error_type: ErrorType, background: str) -> HandlingStrategy:
 # ---------------------------------------------------------------------------------------------
 # Severity, HTTP status and error code.
 
-_LEVELS = {
+_LEVELS: Final = {
     "CRITICAL": Severity.CRITICAL,
     "FATAL": Severity.CRITICAL,
     "ERROR": Severity.ERROR,
@@ -1489,8 +1515,8 @@ _LEVELS = {
     "INFO": Severity.INFO,
     "DEBUG": Severity.INFO,
 }
-_CODE_TEMPLATE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
-_ERRNO_BY_CLASS = {
+_CODE_TEMPLATE: Final = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+_ERRNO_BY_CLASS: Final = {
     "FileNotFoundError": "ENOENT",
     "FileExistsError": "EEXIST",
     "PermissionError": "EACCES",

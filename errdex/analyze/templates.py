@@ -28,21 +28,41 @@ import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
+from errdex.analyze.nodes import (
+    Add,
+    Attribute,
+    BinOp,
+    BoolOp,
+    Call,
+    Constant,
+    Dict,
+    FormattedValue,
+    IfExp,
+    JoinedStr,
+    Lambda,
+    List,
+    Mod,
+    Name,
+    Or,
+    Starred,
+    Subscript,
+    Tuple,
+)
 from errdex.models import Location, MessageTemplate, TemplatePart
 
-MAX_ALTERNATIVES = 8
+MAX_ALTERNATIVES: Final = 8
 """At most this many alternative templates are kept for one message expression."""
 
-VARIABLE_LITERAL = 3
+VARIABLE_LITERAL: Final = 3
 """Literal characters each text of a local name needs to stand in an f-string for it when it
 has holes of its own (see :meth:`TemplateBuilder._variable_texts`)."""
 
-REFERENCE_STYLE = "\0ref"
+REFERENCE_STYLE: Final = "\0ref"
 """Style prefix of a reference hole; the JSON of the reference follows it."""
 
 # Hole markers used while applying text functions (strip, dedent) to a template: characters
 # from a Unicode private-use area that real messages do not contain.
-_MARK_BASE = 0xF0000
+_MARK_BASE: Final = 0xF0000
 
 
 class Built:
@@ -124,7 +144,7 @@ def merge_parts(parts: Sequence[TemplatePart]) -> tuple[TemplatePart, ...]:
     return tuple(merged)
 
 
-_COLOUR = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+_COLOUR: Final = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 """A terminal control sequence (a colour) in a string literal: ``"\\033[1;33m"``."""
 
 
@@ -153,9 +173,9 @@ def _hole(node: ast.expr | str, style: str = "") -> TemplatePart:
 
 def source_text(node: ast.AST) -> str:
     """Return an expression's source text, normalised (``ast.unparse``)."""
-    if isinstance(node, ast.Name):
+    if isinstance(node, Name):
         return node.id
-    if isinstance(node, ast.Call) and _call_name(node) in ("str", "repr") and len(node.args) == 1:
+    if isinstance(node, Call) and _call_name(node) in ("str", "repr") and len(node.args) == 1:
         inner = unparse(node.args[0])
         return inner if _call_name(node) == "str" else f"{inner}!r"
     return unparse(node)
@@ -182,21 +202,21 @@ def simple_text(node: ast.AST) -> str | None:
 def _write_simple(node: ast.AST, out: list[str]) -> bool:
     """Append ``node``'s text as ``ast.unparse`` writes it; False when it is not simple."""
     kind = type(node)
-    if kind is ast.Name:
+    if kind is Name:
         out.append(node.id)  # type: ignore[attr-defined]
         return True
-    if kind is ast.Attribute:
+    if kind is Attribute:
         value = node.value  # type: ignore[attr-defined]
-        if type(value) is ast.Constant and type(value.value) is not str:
+        if type(value) is Constant and type(value.value) is not str:
             return False  # ``1 .real``: ast.unparse spaces an integer apart
         if not _write_simple(value, out):
             return False
         out.append(".")
         out.append(node.attr)  # type: ignore[attr-defined]
         return True
-    if kind is ast.Constant:
+    if kind is Constant:
         return _write_constant(node, out)  # type: ignore[arg-type]
-    if kind is ast.Call:
+    if kind is Call:
         func = node.func  # type: ignore[attr-defined]
         if type(func) not in _CALLABLE or not _write_simple(func, out):
             return False
@@ -206,7 +226,7 @@ def _write_simple(node: ast.AST, out: list[str]) -> bool:
             if not first:
                 out.append(", ")
             first = False
-            if type(argument) is ast.Starred:
+            if type(argument) is Starred:
                 out.append("*")
                 argument = argument.value
                 if type(argument) not in _CALLABLE:
@@ -222,12 +242,12 @@ def _write_simple(node: ast.AST, out: list[str]) -> bool:
                 return False
         out.append(")")
         return True
-    if kind is ast.Subscript:
+    if kind is Subscript:
         value, index = node.value, node.slice  # type: ignore[attr-defined]
         if type(value) not in _CALLABLE or not _write_simple(value, out):
             return False
         out.append("[")
-        if type(index) is ast.Tuple and index.elts:
+        if type(index) is Tuple and index.elts:
             # ``a[i, j]``: a tuple index is written bare (and ``a[i,]`` for one item).
             if not _write_items(index.elts, out):
                 return False
@@ -235,13 +255,13 @@ def _write_simple(node: ast.AST, out: list[str]) -> bool:
             return False
         out.append("]")
         return True
-    if kind is ast.Tuple:
+    if kind is Tuple:
         out.append("(")
         if not _write_items(node.elts, out):  # type: ignore[attr-defined]
             return False
         out.append(")")
         return True
-    if kind is ast.List:
+    if kind is List:
         out.append("[")
         if not _write_items(node.elts, out, lone_comma=False):  # type: ignore[attr-defined]
             return False
@@ -250,7 +270,7 @@ def _write_simple(node: ast.AST, out: list[str]) -> bool:
     return False
 
 
-_CALLABLE: Final = frozenset({ast.Name, ast.Attribute, ast.Call, ast.Subscript})
+_CALLABLE: Final = frozenset({Name, Attribute, Call, Subscript})
 """What ast.unparse writes without parentheses where an atom goes (a call's function …)."""
 
 
@@ -282,9 +302,9 @@ def _write_constant(node: ast.Constant, out: list[str]) -> bool:
 
 def _call_name(node: ast.Call) -> str:
     func = node.func
-    if isinstance(func, ast.Name):
+    if isinstance(func, Name):
         return func.id
-    if isinstance(func, ast.Attribute):
+    if isinstance(func, Attribute):
         return func.attr
     return ""
 
@@ -358,7 +378,7 @@ def _with_operation(
     return Built(result.parts, built.form, built.i18n, built.defined_at)
 
 
-_TRANSLATORS = frozenset(
+_TRANSLATORS: Final = frozenset(
     {
         "_",
         "gettext",
@@ -377,10 +397,10 @@ _TRANSLATORS = frozenset(
         "N_",
     }
 )
-_PLURALS = frozenset(
+_PLURALS: Final = frozenset(
     {"ngettext", "ngettext_lazy", "ungettext", "ungettext_lazy", "npgettext", "npgettext_lazy"}
 )
-_STRING_METHODS = frozenset({"format", "format_map", "join"})
+_STRING_METHODS: Final = frozenset({"format", "format_map", "join"})
 """Calls that build text from a string (``"…".format(…)``), whatever their receiver."""
 
 _TEXT_FUNCTIONS: dict[str, Callable[[str], str]] = {
@@ -437,36 +457,36 @@ class TemplateBuilder:
                 when they cannot be resolved.
         """
         kind = type(node)
-        if kind is ast.Constant:
+        if kind is Constant:
             return isinstance(node.value, str)  # type: ignore[attr-defined]
-        if kind is ast.JoinedStr:
+        if kind is JoinedStr:
             return True
-        if kind is ast.BinOp:
+        if kind is BinOp:
             op = node.op  # type: ignore[attr-defined]
-            if isinstance(op, (ast.Mod, ast.Add)):
+            if isinstance(op, (Mod, Add)):
                 return self.is_string_like(node.left, guess=guess) or (  # type: ignore[attr-defined]
-                    isinstance(op, ast.Add) and self.is_string_like(node.right, guess=guess)  # type: ignore[attr-defined]
+                    isinstance(op, Add) and self.is_string_like(node.right, guess=guess)  # type: ignore[attr-defined]
                 )
             return False
-        if kind is ast.Call:
+        if kind is Call:
             name = _call_name(node)  # type: ignore[arg-type]
             if name in _TRANSLATORS or name in _TEXT_FUNCTIONS or name in _STRING_METHODS:
                 return True
             if name == "str":
                 return True
             return guess and self._is_message_name is not None and self._is_message_name(node)
-        if kind is ast.IfExp:
+        if kind is IfExp:
             return self.is_string_like(node.body, guess=guess) or self.is_string_like(  # type: ignore[attr-defined]
                 node.orelse,  # type: ignore[attr-defined]
                 guess=guess,
             )
-        if kind is ast.BoolOp:
+        if kind is BoolOp:
             # stripe's ``msg = self._message or "<empty message>"``
-            return type(node.op) is ast.Or and any(  # type: ignore[attr-defined]
+            return type(node.op) is Or and any(  # type: ignore[attr-defined]
                 self.is_string_like(value, guess=guess)
                 for value in node.values  # type: ignore[attr-defined]
             )
-        if kind in (ast.Name, ast.Attribute, ast.Subscript):
+        if kind in (Name, Attribute, Subscript):
             if self._resolve:
                 resolved = self._resolve(node)
                 if resolved is not None and any(
@@ -478,26 +498,26 @@ class TemplateBuilder:
 
     def _build(self, node: ast.expr) -> list[Built]:
         kind = type(node)
-        if kind is ast.Constant:
+        if kind is Constant:
             if isinstance(node.value, str):  # type: ignore[attr-defined]
                 return [Built((_literal(node.value),), "constant")]  # type: ignore[attr-defined]
             return []
-        if kind is ast.JoinedStr:
+        if kind is JoinedStr:
             return self._fstring(node)  # type: ignore[arg-type]
-        if kind is ast.BinOp:
+        if kind is BinOp:
             op = node.op  # type: ignore[attr-defined]
-            if isinstance(op, ast.Mod):
+            if isinstance(op, Mod):
                 return self._percent(node)  # type: ignore[arg-type]
-            if isinstance(op, ast.Add):
+            if isinstance(op, Add):
                 return self._concat(node)  # type: ignore[arg-type]
             return []
-        if kind is ast.Call:
+        if kind is Call:
             return self._call(node)  # type: ignore[arg-type]
-        if kind in (ast.Name, ast.Attribute, ast.Subscript):
+        if kind in (Name, Attribute, Subscript):
             return list(self._resolve(node) or []) if self._resolve else []
-        if kind is ast.IfExp:
+        if kind is IfExp:
             return self._alternatives([node.body, node.orelse], keep_holes=True)  # type: ignore[attr-defined]
-        if kind is ast.BoolOp and isinstance(node.op, ast.Or):  # type: ignore[attr-defined]
+        if kind is BoolOp and isinstance(node.op, Or):  # type: ignore[attr-defined]
             return self._alternatives(node.values, keep_holes=False)  # type: ignore[attr-defined]
         return []
 
@@ -515,8 +535,8 @@ class TemplateBuilder:
         for node, alternatives in zip(nodes, built, strict=True):
             if alternatives:
                 result.extend(alternatives)
-            elif (keep_holes or isinstance(node, (ast.Name, ast.Attribute))) and not (
-                isinstance(node, ast.Constant) and node.value is None
+            elif (keep_holes or isinstance(node, (Name, Attribute))) and not (
+                isinstance(node, Constant) and node.value is None
             ):
                 result.append(Built((_hole(node),), "opaque"))
         unique: list[Built] = []
@@ -533,9 +553,9 @@ class TemplateBuilder:
     def _fstring(self, node: ast.JoinedStr) -> list[Built]:
         alternatives: list[tuple[TemplatePart, ...]] = [()]
         for value in node.values:
-            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            if isinstance(value, Constant) and isinstance(value.value, str):
                 alternatives = [parts + (_literal(value.value),) for parts in alternatives]
-            elif isinstance(value, ast.FormattedValue):
+            elif isinstance(value, FormattedValue):
                 texts = self._variable_texts(value)
                 shown = None if texts else self._class_constant(value)
                 hole = (_hole(value.value, _fstring_style(value)),)
@@ -551,7 +571,7 @@ class TemplateBuilder:
         may set its own (a subclass's ``detail = "You are not allowed to do this"``).
         """
         if (
-            type(value.value) is not ast.Attribute
+            type(value.value) is not Attribute
             or value.conversion not in (-1, ord("s"))
             or value.format_spec is not None
             or self._resolve is None
@@ -596,7 +616,7 @@ class TemplateBuilder:
         only a plain ``{name}`` counts.
         """
         if (
-            type(value.value) is not ast.Name
+            type(value.value) is not Name
             or value.conversion not in (-1, ord("s"))
             or value.format_spec is not None
             or self._resolve is None
@@ -678,28 +698,28 @@ class TemplateBuilder:
             return self._build(node.args[0])
         if (
             len(node.args) == 1
-            and type(node.args[0]) is ast.Lambda
+            and type(node.args[0]) is Lambda
             and not node.args[0].args.args
             and name.endswith("Message")
         ):
             # sympy's ``LazyExceptionMessage(lambda: f"cannot determine truth value of
             # Relational: {self}")``: the text the lambda makes when it is shown.
             return self._build(node.args[0].body)
-        if isinstance(func, ast.Attribute):
+        if isinstance(func, Attribute):
             receiver = func.value
             if name == "format" and not _is_module(receiver):
                 return self._format(receiver, node)
             if name == "format_map" and len(node.args) == 1:
                 # ``msg.format_map({"field": x})`` is ``msg.format(field=x)``.
                 mapping = node.args[0]
-                if isinstance(mapping, ast.Dict) and all(
-                    isinstance(k, ast.Constant) and isinstance(k.value, str) for k in mapping.keys
+                if isinstance(mapping, Dict) and all(
+                    isinstance(k, Constant) and isinstance(k.value, str) for k in mapping.keys
                 ):
                     keywords = [
                         ast.keyword(arg=k.value, value=v)  # type: ignore[union-attr]
                         for k, v in zip(mapping.keys, mapping.values, strict=True)
                     ]
-                    return self._format(receiver, ast.Call(func=func, args=[], keywords=keywords))
+                    return self._format(receiver, Call(func=func, args=[], keywords=keywords))
             if name in ("strip", "rstrip", "lstrip") and not node.args:
                 return [self._text_function(b, name, node) for b in self._build(receiver)]
             if name == "join" and len(node.args) == 1:
@@ -741,18 +761,18 @@ class TemplateBuilder:
         texts: dict[str, list[tuple[TemplatePart, ...]]] = {}
         values = [*node.args, *(k.value for k in node.keywords if k.arg is not None)]
         for value in values:
-            if type(value) is ast.Starred:
+            if type(value) is Starred:
                 break
-            if type(value) is ast.Constant:
+            if type(value) is Constant:
                 if isinstance(value.value, str):
                     texts[source_text(value)] = [(_literal(value.value),)]
-            elif type(value) in (ast.Call, ast.JoinedStr, ast.BinOp) and self.is_string_like(
+            elif type(value) in (Call, JoinedStr, BinOp) and self.is_string_like(
                 value, guess=False
             ):
                 built = self._build(value)
                 if len(built) == 1 and built[0].form not in ("opaque", "reference"):
                     texts[source_text(value)] = [built[0].parts]
-            elif type(value) is ast.Name:
+            elif type(value) is Name:
                 options = self._name_texts(value)
                 if options:
                     texts[value.id] = options
@@ -765,13 +785,13 @@ class TemplateBuilder:
         return _transform(built, _TEXT_FUNCTIONS[name])
 
     def _join(self, separator: ast.expr, items: ast.expr) -> list[Built]:
-        if not (isinstance(separator, ast.Constant) and isinstance(separator.value, str)):
+        if not (isinstance(separator, Constant) and isinstance(separator.value, str)):
             return []
-        if type(items) is ast.Name and self._list_start is not None:
+        if type(items) is Name and self._list_start is not None:
             return self._joined_list(items)
-        if type(items) is ast.BinOp and type(items.op) is ast.Add:
+        if type(items) is BinOp and type(items.op) is Add:
             return self._joined_sum(separator, items)
-        if not isinstance(items, (ast.List, ast.Tuple)):
+        if not isinstance(items, (List, Tuple)):
             return []
         parts: list[TemplatePart] = []
         for index, item in enumerate(items.elts):
@@ -789,10 +809,10 @@ class TemplateBuilder:
         """
         operands: list[ast.expr] = []
         node: ast.expr = items
-        while type(node) is ast.BinOp and type(node.op) is ast.Add:
+        while type(node) is BinOp and type(node.op) is Add:
             operands.append(node.right)
             node = node.left
-        if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts:
+        if not isinstance(node, (List, Tuple)) or not node.elts:
             return []
         rest = _hole(" + ".join(source_text(operand) for operand in reversed(operands)))
         return [
@@ -826,17 +846,15 @@ class TemplateBuilder:
 
 def _is_module(node: ast.expr) -> bool:
     # ``string.format`` style module functions are not str.format calls.
-    return isinstance(node, ast.Name) and node.id in ("string",)
+    return isinstance(node, Name) and node.id in ("string",)
 
 
 def _fstring_style(value: ast.FormattedValue) -> str:
     style = {-1: "", 115: "!s", 114: "!r", 97: "!a"}.get(value.conversion, "")
     spec = value.format_spec
     if spec is not None:
-        if isinstance(spec, ast.JoinedStr) and all(
-            isinstance(v, ast.Constant) for v in spec.values
-        ):
-            style += ":" + "".join(str(v.value) for v in spec.values if isinstance(v, ast.Constant))
+        if isinstance(spec, JoinedStr) and all(isinstance(v, Constant) for v in spec.values):
+            style += ":" + "".join(str(v.value) for v in spec.values if isinstance(v, Constant))
         else:
             style += ":" + ast.unparse(spec)[2:-1]
     return style
@@ -880,7 +898,7 @@ def transform_parts(
 # -- % formatting -------------------------------------------------------------------------
 
 # printf-style directive, as ``str.__mod__`` reads it.
-_PERCENT = re.compile(
+_PERCENT: Final = re.compile(
     r"%(?:\((?P<key>[^)]*)\))?(?P<flags>[-#0 +]*)(?P<width>\*|\d+)?(?:\.(?P<precision>\*|\d+))?"
     r"[hlL]?(?P<type>[diouxXeEfFgGcrsa%])"
 )
@@ -916,18 +934,18 @@ def percent_values(values: ast.expr | Sequence[ast.expr] | None) -> dict[str, An
     """
     if values is None:
         return None
-    if isinstance(values, ast.Tuple):
+    if isinstance(values, Tuple):
         return {"items": [source_text(v) for v in values.elts]}
-    if isinstance(values, ast.Dict):
+    if isinstance(values, Dict):
         mapping = {
             key.value: source_text(value)
             for key, value in zip(values.keys, values.values, strict=True)
-            if isinstance(key, ast.Constant) and isinstance(key.value, str)
+            if isinstance(key, Constant) and isinstance(key.value, str)
         }
         return {"mapping": mapping}
     if isinstance(values, ast.expr):
         return {"one": source_text(values)}
-    if len(values) == 1 and isinstance(values[0], ast.Dict):
+    if len(values) == 1 and isinstance(values[0], Dict):
         # logging: a single mapping argument fills %(name)s directives.
         return percent_values(values[0])
     return {"items": [source_text(v) for v in values]}
@@ -1015,7 +1033,7 @@ def format_arguments(call: ast.Call) -> dict[str, Any]:
     """
     args: list[str] = []
     for argument in call.args:
-        if isinstance(argument, ast.Starred):
+        if isinstance(argument, Starred):
             break
         args.append(source_text(argument))
     keywords = {k.arg: source_text(k.value) for k in call.keywords if k.arg is not None}
@@ -1117,10 +1135,10 @@ def apply_operations(
 # -- binding holes to values --------------------------------------------------------------
 
 _CONVERSIONS: dict[str, Callable[[object], str]] = {"r": repr, "s": str, "a": ascii}
-_MAPPING_KEY = re.compile(r"^%\([^)]*\)")
+_MAPPING_KEY: Final = re.compile(r"^%\([^)]*\)")
 
 
-NUMBER_STYLES = {"int": int, "float": float}
+NUMBER_STYLES: Final = {"int": int, "float": float}
 """Style of a literal part that stands for a number constant (``404``), not for text."""
 
 
@@ -1192,7 +1210,7 @@ def bind_holes(
 
 # -- patterns -----------------------------------------------------------------------------
 
-_SEED_ESCAPES = str.maketrans({char: "\\" + char for char in "\\.^$*+?{}[]|()"})
+_SEED_ESCAPES: Final = str.maketrans({char: "\\" + char for char in "\\.^$*+?{}[]|()"})
 
 
 def seed_escape(text: str) -> str:

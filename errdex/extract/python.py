@@ -84,8 +84,76 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Any
+from typing import Any, Final
 
+from errdex.analyze.nodes import (
+    Add,
+    And,
+    AnnAssign,
+    Assert,
+    Assign,
+    AsyncFor,
+    AsyncFunctionDef,
+    AsyncWith,
+    Attribute,
+    AugAssign,
+    Await,
+    BinOp,
+    BitOr,
+    BoolOp,
+    Break,
+    Call,
+    ClassDef,
+    Compare,
+    Constant,
+    Continue,
+    Delete,
+    Dict,
+    Eq,
+    Expr,
+    For,
+    FormattedValue,
+    FunctionDef,
+    GeneratorExp,
+    If,
+    IfExp,
+    Import,
+    ImportFrom,
+    In,
+    Is,
+    IsNot,
+    JoinedStr,
+    List,
+    ListComp,
+    Load,
+    Match,
+    MatchAs,
+    MatchClass,
+    MatchOr,
+    MatchSingleton,
+    MatchValue,
+    Mod,
+    Name,
+    Not,
+    NotEq,
+    NotIn,
+    Or,
+    Raise,
+    Return,
+    Set,
+    SetComp,
+    Slice,
+    Starred,
+    Subscript,
+    Try,
+    Tuple,
+    UnaryOp,
+    USub,
+    While,
+    With,
+    Yield,
+    YieldFrom,
+)
 from errdex.analyze.templates import (
     MAX_ALTERNATIVES,
     REFERENCE_STYLE,
@@ -125,18 +193,18 @@ from errdex.models import (
     TemplatePart,
 )
 
-MESSAGE_KEYWORDS = ("msg", "message", "detail", "reason", "description", "text", "error")
+MESSAGE_KEYWORDS: Final = ("msg", "message", "detail", "reason", "description", "text", "error")
 """Keyword arguments that carry the message when no positional argument is text."""
 
-HELPER_PARAMETERS = frozenset(
+HELPER_PARAMETERS: Final = frozenset(
     {"msg", "message", "reason", "detail", "error_message", "error_msg", "err_msg"}
 )
 """Parameter names that make a function a message helper when it raises or logs them."""
 
-_CODE_KEYWORDS = ("error_code", "code", "id", "errno")
-_STATUS_KEYWORDS = ("status_code", "status", "code", "http_status")
+_CODE_KEYWORDS: Final = ("error_code", "code", "id", "errno")
+_STATUS_KEYWORDS: Final = ("status_code", "status", "code", "http_status")
 
-_LOG_LEVELS = {
+_LOG_LEVELS: Final = {
     "critical": Severity.CRITICAL,
     "fatal": Severity.CRITICAL,
     "error": Severity.ERROR,
@@ -148,16 +216,16 @@ _LOG_LEVELS = {
     "warning_rank0_once": Severity.WARNING,
     "warning_advice": Severity.WARNING,
 }
-_LEVEL_CLASS = {"fatal": "CRITICAL", "exception": "ERROR", "warn": "WARNING"}
+_LEVEL_CLASS: Final = {"fatal": "CRITICAL", "exception": "ERROR", "warn": "WARNING"}
 
-_BUILTIN_EXCEPTIONS = frozenset(
+_BUILTIN_EXCEPTIONS: Final = frozenset(
     name
     for name in dir(builtins)
     if isinstance(getattr(builtins, name), type)
     and issubclass(getattr(builtins, name), BaseException)
 )
-_BUILTIN_NAMES = frozenset(dir(builtins))
-_EXCEPTION_SUFFIXES = (
+_BUILTIN_NAMES: Final = frozenset(dir(builtins))
+_EXCEPTION_SUFFIXES: Final = (
     "Error",
     "Exception",
     "Warning",
@@ -168,29 +236,29 @@ _EXCEPTION_SUFFIXES = (
     "Fault",
     "Critical",
 )
-_CHECK_CLASSES = frozenset({"Error", "Warning", "Critical", "Info", "Debug"})
-_REBINDING = r"\b{0}\s*:=|\bas\s+{0}\b"
+_CHECK_CLASSES: Final = frozenset({"Error", "Warning", "Critical", "Info", "Debug"})
+_REBINDING: Final = r"\b{0}\s*:=|\bas\s+{0}\b"
 """A walrus or an ``as`` binding the name (formatted with it, escaped)."""
-_EXCEPTION_ROOTS = frozenset({"BaseException", "Exception", "Warning"})
-_MAX_CLASS_TEXTS = 4
+_EXCEPTION_ROOTS: Final = frozenset({"BaseException", "Exception", "Warning"})
+_MAX_CLASS_TEXTS: Final = 4
 """At most this many records of the text of a class no site names (see ``class_texts``)."""
-_MIN_CLASS_TEXT = 8
+_MIN_CLASS_TEXT: Final = 8
 """A class's own text needs this many literal characters to be a record of its own."""
-_MAX_HELPER_DEPTH = 3
+_MAX_HELPER_DEPTH: Final = 3
 """A message handed from helper to helper is followed this many calls deep."""
-_GIVEN_HOLE = "self.args[0]"
-_SUPER_STR = "super().__str__()"
-_GIVEN_TEXTS = frozenset({_GIVEN_HOLE, "str(self.args[0])"})
+_GIVEN_HOLE: Final = "self.args[0]"
+_SUPER_STR: Final = "super().__str__()"
+_GIVEN_TEXTS: Final = frozenset({_GIVEN_HOLE, "str(self.args[0])"})
 """Holes that show the message an exception was given (see ``_with_given``)."""
-_ARGS_TEXTS = frozenset({"self.args", "str(self.args)", "repr(self.args)"})
+_ARGS_TEXTS: Final = frozenset({"self.args", "str(self.args)", "repr(self.args)"})
 """Holes that show all the arguments an exception was given."""
-_PROPERTIES = frozenset({"property", "cached_property"})
+_PROPERTIES: Final = frozenset({"property", "cached_property"})
 """Decorators that make ``self.name`` call the method (``functools.cached_property`` too)."""
-_TEXT_METHODS = frozenset({"__init__", "__str__"})
+_TEXT_METHODS: Final = frozenset({"__init__", "__str__"})
 """The methods where a class builds the text its instances show."""
 
 
-_DEFAULT_ATTRIBUTES = (
+_DEFAULT_ATTRIBUTES: Final = (
     "message",
     "msg",
     "default_detail",
@@ -199,39 +267,41 @@ _DEFAULT_ATTRIBUTES = (
     "detail",
     "description",
 )
-_MESSAGE_AT = {"PydanticCustomError": (1, "message_template")}
+_MESSAGE_AT: Final = {"PydanticCustomError": (1, "message_template")}
 """Exception classes of other packages whose message is not their first text argument:
 the position and keyword of their message (``PydanticCustomError("path_type", "Path
 does not point to a {path_type}")``: the first is an error type)."""
 
-_CONTEXT_TEMPLATES = frozenset({"PydanticCustomError"})
+_CONTEXT_TEMPLATES: Final = frozenset({"PydanticCustomError"})
 """Exception classes that fill the ``{name}`` fields of their message from a context."""
 
-_SHOWN_METHODS = frozenset({"format_message", "formatrepr"})
+_SHOWN_METHODS: Final = frozenset({"format_message", "formatrepr"})
 """Methods of an exception class whose text a framework shows a user instead of ``str(e)``:
 click's ``format_message`` (``Error: …``), pytest's ``formatrepr`` (``E   fixture 'x' not
 found``)."""
 
-_DEFAULT_PARAMETERS = frozenset({"message", "msg", "detail", "default_message", "description"})
+_DEFAULT_PARAMETERS: Final = frozenset(
+    {"message", "msg", "detail", "default_message", "description"}
+)
 # Names of functions whose calls may hand a message to a helper (checked before the link step
 # knows which functions are helpers, so that only plausible calls are kept).
-_HELPER_NAME = re.compile(
+_HELPER_NAME: Final = re.compile(
     r"err|fail|raise|abort|warn|exception|invalid|reject|fatal|die|panic|complain|bad|log|"
     r"check|validate|ensure|require|assert|expect|verify",
     re.IGNORECASE,
 )
-_DEPRECATED_DECORATORS = frozenset(
+_DEPRECATED_DECORATORS: Final = frozenset(
     {"warnings.deprecated", "typing_extensions.deprecated", "typing.deprecated"}
 )
 """The PEP 702 decorator, wherever it is imported from."""
 
-_WARNING_HELPER = re.compile(r"(?:^|_)(?:warn|deprecation)(?:_once)?$|^warn_|_warn_")
+_WARNING_HELPER: Final = re.compile(r"(?:^|_)(?:warn|deprecation)(?:_once)?$|^warn_|_warn_")
 """A function that shows a warning by its name (``rank_zero_warn``, ``warn_once``)."""
-_FACTORY_NAME = re.compile(r"err|exc|fail|invalid|raise|warn|abort|problem", re.IGNORECASE)
-_MESSAGE_NAME = re.compile(
+_FACTORY_NAME: Final = re.compile(r"err|exc|fail|invalid|raise|warn|abort|problem", re.IGNORECASE)
+_MESSAGE_NAME: Final = re.compile(
     r"msg|message|text|err|detail|reason|warning|fmt|template|description|hint", re.IGNORECASE
 )
-_MESSAGE_VARIABLE = re.compile(r"msg|message|text|reason|detail|description", re.IGNORECASE)
+_MESSAGE_VARIABLE: Final = re.compile(r"msg|message|text|reason|detail|description", re.IGNORECASE)
 
 
 # The walk asks these of nearly every call and name, and names recur: a dictionary lookup is
@@ -248,25 +318,28 @@ def _message_like(name: str) -> bool:
     return _MESSAGE_NAME.search(name) is not None
 
 
-_MAX_PENDING_DEPTH = 8
+_MAX_PENDING_DEPTH: Final = 8
 
-_MAX_RETURNS = 32
+_MAX_RETURNS: Final = 32
 """At most this many exceptions a factory returns are kept (one per class and text)."""
 
 # -- code facts (#5)
-_IF, _CASE, _LOOKUP = 0, 1, 2  # guard entries on the walk's stack (see _ModuleExtractor._facts)
-_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
-_ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"})
-_MAX_GUARDS = 16  # the nearest ones are kept
-_MAX_GUARD_ENTRIES = 256  # guard entries read per site (enclosing ones first; see _facts)
-_MAX_VALUES = 64
-_MAX_CALLERS = 10
-_MAX_DOCSTRING = 400
-_MAX_FRAGMENT = 80  # annotations and defaults longer than this are written ``...``
+# Guard entries on the walk's stack (see _ModuleExtractor._facts).
+_IF: Final = 0
+_CASE: Final = 1
+_LOOKUP: Final = 2
+_EXITS: Final = (Return, Raise, Continue, Break)
+_ENUM_BASES: Final = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"})
+_MAX_GUARDS: Final = 16  # the nearest ones are kept
+_MAX_GUARD_ENTRIES: Final = 256  # guard entries read per site (enclosing ones first; see _facts)
+_MAX_VALUES: Final = 64
+_MAX_CALLERS: Final = 10
+_MAX_DOCSTRING: Final = 400
+_MAX_FRAGMENT: Final = 80  # annotations and defaults longer than this are written ``...``
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_WORD = re.compile(r"[^\W_]")  # a letter or a digit: text that says something
-_SUBJECT_NODES = (ast.Name, ast.Attribute, ast.Subscript)
-_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_WORD: Final = re.compile(r"[^\W_]")  # a letter or a digit: text that says something
+_SUBJECT_NODES: Final = (Name, Attribute, Subscript)
+_PARAGRAPH_BREAK: Final = re.compile(r"\n[ \t]*\n")
 _BUILTIN_ANCESTORS: dict[str, list[str]] = {
     name: [base.__name__ for base in getattr(builtins, name).__mro__[1:] if base is not object]
     for name in _BUILTIN_EXCEPTIONS
@@ -321,7 +394,7 @@ def _bare_names(node: ast.expr | None) -> list[str]:
     """The bare class names an ``except`` clause catches (``BaseException`` for a bare one)."""
     if node is None:
         return ["BaseException"]
-    if type(node) is ast.Tuple:
+    if type(node) is Tuple:
         return [name for element in node.elts for name in _bare_names(element)]
     return [unparse(node).rsplit(".", 1)[-1]]
 
@@ -371,13 +444,13 @@ def _ends_path(body: Sequence[ast.stmt]) -> bool:
     Only ``return``: after ``break`` or ``continue`` the code after the loop runs, and after
     ``raise`` an enclosing handler or ``finally`` may, with the variables the block left.
     """
-    return bool(body) and type(body[-1]) is ast.Return
+    return bool(body) and type(body[-1]) is Return
 
 
 def _class_name(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
+    if isinstance(node, Name):
         return node.id
-    if isinstance(node, ast.Attribute):
+    if isinstance(node, Attribute):
         return node.attr
     return None
 
@@ -390,15 +463,15 @@ def _named_class(node: ast.expr) -> str | None:
 
 def _dotted(node: ast.expr) -> str | None:
     """``a.b.c`` for a chain of names and attributes, else None."""
-    if isinstance(node, ast.Name):
+    if isinstance(node, Name):
         return node.id
-    if isinstance(node, ast.Attribute):
+    if isinstance(node, Attribute):
         inner = _dotted(node.value)
         return f"{inner}.{node.attr}" if inner is not None else None
     return None
 
 
-_OPTIONAL_HEADS = frozenset({"Optional", "typing.Optional", "t.Optional", "te.Optional"})
+_OPTIONAL_HEADS: Final = frozenset({"Optional", "typing.Optional", "t.Optional", "te.Optional"})
 
 
 def _annotated_class(node: ast.expr, depth: int = 0) -> str | None:
@@ -408,7 +481,7 @@ def _annotated_class(node: ast.expr, depth: int = 0) -> str | None:
     """
     if depth > 3:
         return None
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+    if isinstance(node, Constant) and isinstance(node.value, str):
         if len(node.value) > _MAX_FRAGMENT:
             return None
         try:
@@ -416,13 +489,13 @@ def _annotated_class(node: ast.expr, depth: int = 0) -> str | None:
         except (SyntaxError, ValueError):
             return None
         return _annotated_class(inner, depth + 1)
-    if isinstance(node, ast.Subscript) and _dotted(node.value) in _OPTIONAL_HEADS:
+    if isinstance(node, Subscript) and _dotted(node.value) in _OPTIONAL_HEADS:
         return _annotated_class(node.slice, depth + 1)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+    if isinstance(node, BinOp) and isinstance(node.op, BitOr):
         kept = [
             side
             for side in (node.left, node.right)
-            if not (isinstance(side, ast.Constant) and side.value is None)
+            if not (isinstance(side, Constant) and side.value is None)
         ]
         return _annotated_class(kept[0], depth + 1) if len(kept) == 1 else None
     name = _dotted(node)
@@ -457,7 +530,7 @@ def _enclosing(outer: _Scope) -> dict[str, list[Built]]:
     return seen
 
 
-_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+_BODIES: Final = ("body", "orelse", "finalbody", "handlers", "cases")
 """The fields of a statement (or ``except`` clause, ``case`` block) that hold statements."""
 
 
@@ -505,14 +578,14 @@ def _class_defaults(
     replaced: set[str] = set()
     for statement in node.body[:4]:
         if (
-            type(statement) is ast.If
-            and isinstance(test := statement.test, ast.Compare)
-            and isinstance(test.left, ast.Name)
-            and isinstance(test.ops[0], ast.Is)
-            and isinstance(test.comparators[0], ast.Constant)
+            type(statement) is If
+            and isinstance(test := statement.test, Compare)
+            and isinstance(test.left, Name)
+            and isinstance(test.ops[0], Is)
+            and isinstance(test.comparators[0], Constant)
             and test.comparators[0].value is None
             and len(statement.body) == 1
-            and isinstance(assign := statement.body[0], ast.Assign)
+            and isinstance(assign := statement.body[0], Assign)
             and [_dotted(t) for t in assign.targets] == [test.left.id]
             and (chosen := _class_name(assign.value)) is not None
             and _is_class_like(chosen)
@@ -526,9 +599,9 @@ def _class_defaults(
     assignments = Counter(
         target.id
         for child in _statements(node)
-        if isinstance(child, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-        for target in (child.targets if isinstance(child, ast.Assign) else [child.target])
-        if isinstance(target, ast.Name) and target.id in found
+        if isinstance(child, (Assign, AugAssign, AnnAssign))
+        for target in (child.targets if isinstance(child, Assign) else [child.target])
+        if isinstance(target, Name) and target.id in found
     )
     return {
         name: chosen
@@ -556,7 +629,7 @@ def _with_message(
     return copy
 
 
-_STRIPS = frozenset({"strip", "lstrip", "rstrip"})
+_STRIPS: Final = frozenset({"strip", "lstrip", "rstrip"})
 
 
 def _stripped_parameter(
@@ -567,10 +640,10 @@ def _stripped_parameter(
     Also ``strip`` and ``lstrip``, of no characters or constant ones.
     """
     if (
-        type(value) is not ast.Call
-        or type(value.func) is not ast.Attribute
+        type(value) is not Call
+        or type(value.func) is not Attribute
         or value.func.attr not in _STRIPS
-        or type(value.func.value) is not ast.Name
+        or type(value.func.value) is not Name
         or value.func.value.id not in params
         or value.keywords
         or len(value.args) > 1
@@ -579,7 +652,7 @@ def _stripped_parameter(
     chars: str | None = None
     if value.args:
         argument = value.args[0]
-        if type(argument) is not ast.Constant or not isinstance(argument.value, str):
+        if type(argument) is not Constant or not isinstance(argument.value, str):
             return None
         chars = argument.value
     return value.func.value.id, value.func.attr, chars
@@ -591,26 +664,24 @@ def _strip(text: str, *, method: str, chars: str | None) -> str:
     return stripped
 
 
-_SEVERITY_RANK = {Severity.CRITICAL: 3, Severity.ERROR: 2, Severity.WARNING: 1}
+_SEVERITY_RANK: Final = {Severity.CRITICAL: 3, Severity.ERROR: 2, Severity.WARNING: 1}
 
 
-MAX_NESTED_REFERENCE = 2000
+MAX_NESTED_REFERENCE: Final = 2000
 """A call's argument keeps a reference to resolve at link only up to this long (its JSON)."""
 
-_CLASS_VALUE_KINDS = frozenset(
-    {ast.Name, ast.Attribute, ast.BoolOp, ast.IfExp, ast.Subscript, ast.Call}
-)
+_CLASS_VALUE_KINDS: Final = frozenset({Name, Attribute, BoolOp, IfExp, Subscript, Call})
 """The expressions that may name exception classes (see ``_class_options``)."""
 
-_LIST_KEY = "[]"
+_LIST_KEY: Final = "[]"
 """Prefix of the key under which a local list's first item is kept with the variables."""
 
-_LIST_CHANGES = frozenset(
+_LIST_CHANGES: Final = frozenset(
     {"append", "insert", "extend", "sort", "reverse", "clear", "remove", "pop"}
 )
 """The methods that change what a list's first item is (see ``_list_changed``)."""
 
-_NO_ITEM = Built((), "empty-list")
+_NO_ITEM: Final = Built((), "empty-list")
 """The first item of a list that may still be empty."""
 
 
@@ -645,24 +716,24 @@ def _class_options(
 ) -> list[ast.expr] | None:
     """The exception classes an expression may evaluate to, or None when it may be another."""
     kind = type(value)
-    if kind is ast.Name or kind is ast.Attribute:
+    if kind is Name or kind is Attribute:
         return [value] if _named_class(value) is not None else None
     if depth > 4:
         return None
-    if kind is ast.BoolOp and type(value.op) is ast.Or:  # type: ignore[attr-defined]
+    if kind is BoolOp and type(value.op) is Or:  # type: ignore[attr-defined]
         parts = [_class_options(v, tables, depth + 1) for v in value.values]  # type: ignore[attr-defined]
-    elif kind is ast.IfExp:
+    elif kind is IfExp:
         parts = [
             _class_options(value.body, tables, depth + 1),  # type: ignore[attr-defined]
             _class_options(value.orelse, tables, depth + 1),  # type: ignore[attr-defined]
         ]
-    elif kind is ast.Subscript and type(value.value) is ast.Name:  # type: ignore[attr-defined]
+    elif kind is Subscript and type(value.value) is Name:  # type: ignore[attr-defined]
         return tables.get(value.value.id)  # type: ignore[attr-defined]
     elif (
-        kind is ast.Call
-        and type(value.func) is ast.Attribute  # type: ignore[attr-defined]
+        kind is Call
+        and type(value.func) is Attribute  # type: ignore[attr-defined]
         and value.func.attr == "get"  # type: ignore[attr-defined]
-        and type(value.func.value) is ast.Name  # type: ignore[attr-defined]
+        and type(value.func.value) is Name  # type: ignore[attr-defined]
         and value.func.value.id in tables  # type: ignore[attr-defined]
     ):
         table = tables[value.func.value.id]  # type: ignore[attr-defined]
@@ -681,7 +752,7 @@ def _class_options(
 
 def _class_table(value: ast.expr | None) -> list[ast.expr] | None:
     """The classes of a dict display whose every value is an exception class, else None."""
-    if type(value) is not ast.Dict or not value.values:
+    if type(value) is not Dict or not value.values:
         return None
     classes: list[ast.expr] = []
     for item in value.values:
@@ -693,11 +764,11 @@ def _class_table(value: ast.expr | None) -> list[ast.expr] | None:
     return classes
 
 
-_DOLLAR_FIELD = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*)|(\$))")
+_DOLLAR_FIELD: Final = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*)|(\$))")
 """A ``string.Template`` field: ``$NAME``, ``${NAME}``, or ``$$`` (a ``$``, or two where no
 template fills the text: a hole either way)."""
 
-_CALLS_SUBSTITUTE = re.compile(r"^(?:safe_)?substitute ", re.MULTILINE)
+_CALLS_SUBSTITUTE: Final = re.compile(r"^(?:safe_)?substitute ", re.MULTILINE)
 """A module's ``called`` export calls ``substitute`` or ``safe_substitute``."""
 
 
@@ -723,20 +794,20 @@ def _dollar_holes(site: RaiseSite) -> RaiseSite:
     return site.model_copy(update={"template": MessageTemplate(parts=merge_parts(made))})
 
 
-_STDERR_WRITERS = frozenset({"print", "echo", "secho"})
+_STDERR_WRITERS: Final = frozenset({"print", "echo", "secho"})
 """The functions that may print to standard error (see :func:`_to_stderr`)."""
 
-_DISPLAYS = frozenset({"display", "_display"})
+_DISPLAYS: Final = frozenset({"display", "_display"})
 """Receivers that log as a logger does: ansible's ``display.warning(msg)``, printed as
 ``[WARNING]: msg``."""
 
-_ARGUMENT_PARSER = re.compile(r"parser$", re.IGNORECASE)
+_ARGUMENT_PARSER: Final = re.compile(r"parser$", re.IGNORECASE)
 """What an argparse or optparse parser is named (``parser``, ``self.arg_parser``)."""
 
-_PYTEST_OUTCOMES = {"fail": "Failed", "exit": "Exit"}
+_PYTEST_OUTCOMES: Final = {"fail": "Failed", "exit": "Exit"}
 """pytest's functions that end a test or a session with a message, and what they raise."""
 
-_HANDED_MESSAGES = {"werkzeug.local.LocalProxy": ("unbound_message", "RuntimeError")}
+_HANDED_MESSAGES: Final = {"werkzeug.local.LocalProxy": ("unbound_message", "RuntimeError")}
 """Callables of other packages that keep a message given by keyword and raise it later, with
 the class they raise it with: flask's ``current_app = LocalProxy(_cv_app, "app",
 unbound_message=_no_app_msg)`` is where "Working outside of application context." comes
@@ -748,22 +819,22 @@ def _to_stderr(call: ast.Call, name: str, func: ast.expr) -> bool:
 
     ``print(…, file=sys.stderr)``, and click's and typer's ``echo(…, err=True)``.
     """
-    if name == "print" and type(func) is ast.Name:
+    if name == "print" and type(func) is Name:
         target = _keyword(call, "file")
         return target is not None and _dotted(target) == "sys.stderr"
     if name in ("echo", "secho"):
         err = _keyword(call, "err")
-        return type(err) is ast.Constant and err.value is True
+        return type(err) is Constant and err.value is True
     return False
 
 
 def _log_method(value: ast.expr) -> str | None:
     """The logger method a value is (``logger.error``), the most severe of an ``a if c else b``."""
-    if type(value) is ast.IfExp:
+    if type(value) is IfExp:
         methods = [m for m in (_log_method(value.body), _log_method(value.orelse)) if m]
         return max(methods, key=lambda m: _SEVERITY_RANK[_LOG_LEVELS[m]], default=None)
     if (
-        type(value) is ast.Attribute
+        type(value) is Attribute
         and value.attr in _LOG_LEVELS
         and "log" in _receiver_name(value.value).lower()
     ):
@@ -811,16 +882,16 @@ def _looks_like_exception(name: str) -> bool:
 
 
 def _receiver_name(node: ast.expr) -> str:
-    if isinstance(node, ast.Name):
+    if isinstance(node, Name):
         return node.id
-    if isinstance(node, ast.Attribute):
+    if isinstance(node, Attribute):
         return node.attr
-    if isinstance(node, ast.Call):
+    if isinstance(node, Call):
         return _receiver_name(node.func)
     return ""
 
 
-_STATUS_NAME = re.compile(r"HTTP_(\d{3})(?:_|$)")
+_STATUS_NAME: Final = re.compile(r"HTTP_(\d{3})(?:_|$)")
 
 
 def _int_constant(node: ast.expr | None) -> int | None:
@@ -830,24 +901,24 @@ def _int_constant(node: ast.expr | None) -> int | None:
     give 403/404.
     """
     if (
-        isinstance(node, ast.Constant)
+        isinstance(node, Constant)
         and isinstance(node.value, int)
         and not isinstance(node.value, bool)
     ):
         return node.value
     name = None
-    if isinstance(node, ast.Attribute):
+    if isinstance(node, Attribute):
         if node.attr == "value":
             return _int_constant(node.value)
         name = node.attr
-    elif isinstance(node, ast.Name):
+    elif isinstance(node, Name):
         name = node.id
     if name is None:
         return None
     match = _STATUS_NAME.match(name)
     if match:
         return int(match.group(1))
-    if isinstance(node, ast.Attribute) and name.isupper():
+    if isinstance(node, Attribute) and name.isupper():
         try:
             return int(HTTPStatus[name])
         except KeyError:
@@ -857,16 +928,12 @@ def _int_constant(node: ast.expr | None) -> int | None:
 
 def _code_constant(node: ast.expr) -> str | None:
     if (
-        isinstance(node, ast.Constant)
+        isinstance(node, Constant)
         and isinstance(node.value, (str, int))
         and not isinstance(node.value, bool)
     ):
         return str(node.value)
-    if (
-        isinstance(node, ast.Attribute)
-        and isinstance(node.value, ast.Name)
-        and node.value.id == "errno"
-    ):
+    if isinstance(node, Attribute) and isinstance(node.value, Name) and node.value.id == "errno":
         return node.attr
     return None
 
@@ -904,25 +971,25 @@ def _value_text(node: ast.expr) -> str | None:
     (``Mode.DRAFT``); None for anything else.
     """
     kind = type(node)
-    if kind is ast.Constant:
+    if kind is Constant:
         value = node.value  # type: ignore[attr-defined]
         if value is Ellipsis:
             return None
         text = repr(value)
         return text if len(text) <= 200 else None
-    if kind is ast.UnaryOp and type(node.op) is ast.USub:  # type: ignore[attr-defined]
+    if kind is UnaryOp and type(node.op) is USub:  # type: ignore[attr-defined]
         operand = node.operand  # type: ignore[attr-defined]
         if (
-            type(operand) is ast.Constant
+            type(operand) is Constant
             and isinstance(operand.value, (int, float))
             and not isinstance(operand.value, bool)
         ):
             return f"-{operand.value!r}"
         return None
-    if kind is ast.Name:
+    if kind is Name:
         name: str = node.id  # type: ignore[attr-defined]
         return name if len(name) > 1 and name.isupper() else None
-    if kind is ast.Attribute:
+    if kind is Attribute:
         chain = _dotted(node)
         if chain is None:
             return None
@@ -934,15 +1001,15 @@ def _value_text(node: ast.expr) -> str | None:
     return None
 
 
-_NORMALISERS = frozenset({"lower", "upper", "casefold", "strip", "lstrip", "rstrip"})
+_NORMALISERS: Final = frozenset({"lower", "upper", "casefold", "strip", "lstrip", "rstrip"})
 
 
 def _normalised(node: ast.expr) -> ast.expr:
     """``mode.lower()`` → ``mode``: the values compared are still values of ``mode``."""
     if (
-        type(node) is ast.Call
+        type(node) is Call
         and not node.args
-        and type(node.func) is ast.Attribute
+        and type(node.func) is Attribute
         and node.func.attr in _NORMALISERS
         and type(node.func.value) in _SUBJECT_NODES
     ):
@@ -951,13 +1018,13 @@ def _normalised(node: ast.expr) -> ast.expr:
 
 
 def _is_none(node: ast.expr) -> bool:
-    return type(node) is ast.Constant and node.value is None
+    return type(node) is Constant and node.value is None
 
 
 def _is_type_call(node: ast.expr) -> bool:
     return (
-        type(node) is ast.Call
-        and type(node.func) is ast.Name
+        type(node) is Call
+        and type(node.func) is Name
         and node.func.id == "type"
         and len(node.args) == 1
     )
@@ -974,15 +1041,15 @@ def _enum_members(node: ast.ClassDef) -> list[tuple[str, ast.expr]] | None:
     members: list[tuple[str, ast.expr]] = []
     for statement in node.body:
         kind = type(statement)
-        if kind is ast.Assign:
+        if kind is Assign:
             targets = statement.targets  # type: ignore[attr-defined]
-            if len(targets) == 1 and type(targets[0]) is ast.Name:
+            if len(targets) == 1 and type(targets[0]) is Name:
                 name = targets[0].id
                 if not name.startswith("_"):
                     members.append((name, statement.value))  # type: ignore[attr-defined]
-        elif kind is ast.AnnAssign and statement.value is not None:  # type: ignore[attr-defined]
+        elif kind is AnnAssign and statement.value is not None:  # type: ignore[attr-defined]
             target = statement.target  # type: ignore[attr-defined]
-            if type(target) is ast.Name and not target.id.startswith("_"):
+            if type(target) is Name and not target.id.startswith("_"):
                 members.append((target.id, statement.value))  # type: ignore[attr-defined]
     return members
 
@@ -991,14 +1058,14 @@ def _class_constant(node: ast.ClassDef, name: str) -> ast.expr | None:
     """The value assigned to a name in a class body."""
     for statement in node.body:
         kind = type(statement)
-        if kind is ast.Assign:
+        if kind is Assign:
             targets = statement.targets  # type: ignore[attr-defined]
-            if len(targets) == 1 and type(targets[0]) is ast.Name and targets[0].id == name:
+            if len(targets) == 1 and type(targets[0]) is Name and targets[0].id == name:
                 value: ast.expr = statement.value  # type: ignore[attr-defined]
                 return value
-        elif kind is ast.AnnAssign:
+        elif kind is AnnAssign:
             target = statement.target  # type: ignore[attr-defined]
-            if type(target) is ast.Name and target.id == name:
+            if type(target) is Name and target.id == name:
                 return statement.value  # type: ignore[attr-defined,no-any-return]
     return None
 
@@ -1009,16 +1076,16 @@ def _pattern_values(pattern: ast.pattern) -> tuple[tuple[str, ...], bool] | None
     None when the pattern always matches (``case _``, ``case name``).
     """
     kind = type(pattern)
-    if kind is ast.MatchValue:
+    if kind is MatchValue:
         value = pattern.value  # type: ignore[attr-defined]
         text = _value_text(value) or _dotted(value)
         return ((text,), True) if text else ((), False)
-    if kind is ast.MatchSingleton:
+    if kind is MatchSingleton:
         return ((repr(pattern.value),), True)  # type: ignore[attr-defined]
-    if kind is ast.MatchAs:
+    if kind is MatchAs:
         inner = pattern.pattern  # type: ignore[attr-defined]
         return _pattern_values(inner) if inner is not None else None
-    if kind is ast.MatchOr:
+    if kind is MatchOr:
         values: list[str] = []
         literal = True
         for alternative in pattern.patterns:  # type: ignore[attr-defined]
@@ -1028,7 +1095,7 @@ def _pattern_values(pattern: ast.pattern) -> tuple[tuple[str, ...], bool] | None
             values.extend(shown[0])
             literal = literal and shown[1]
         return tuple(values), literal and bool(values)
-    if kind is ast.MatchClass:
+    if kind is MatchClass:
         name = _dotted(pattern.cls)  # type: ignore[attr-defined]
         return ((name,) if name else ()), False
     return (), False
@@ -1426,13 +1493,13 @@ class _ModuleExtractor:
     def _resolve(self, node: ast.expr) -> Sequence[Built] | None:
         scope = self._scope
         kind = type(node)
-        if kind is ast.Call or kind is ast.Subscript:
+        if kind is Call or kind is Subscript:
             given = self._given_reference(node)
             if given is not None:
                 # What the exception was given (SQLAlchemy's ``message = super().__str__()``,
                 # then ``message + " (Background …)"``): bound to the raise's argument at link.
                 return [Built((given,), "reference")]
-        if kind is ast.Name:
+        if kind is Name:
             name: str = node.id  # type: ignore[attr-defined]
             if name in scope.variables:
                 return scope.variables[name]
@@ -1451,7 +1518,7 @@ class _ModuleExtractor:
             ):
                 return [reference(name, {"name": name})]
             return None
-        if kind is ast.Attribute:
+        if kind is Attribute:
             chain = _dotted(node)
             if chain is None:
                 return None
@@ -1477,23 +1544,23 @@ class _ModuleExtractor:
             if head in self.imports or head in self.top_names:
                 return [reference(chain, {"name": chain})]
             return None
-        if kind is ast.Call:
+        if kind is Call:
             return self._resolve_call(node)  # type: ignore[arg-type]
-        if kind is ast.Subscript:
+        if kind is Subscript:
             key_node = node.slice  # type: ignore[attr-defined]
             if (
-                isinstance(key_node, ast.IfExp)
-                and isinstance(key_node.body, ast.Constant)
-                and isinstance(key_node.orelse, ast.Constant)
+                isinstance(key_node, IfExp)
+                and isinstance(key_node.body, Constant)
+                and isinstance(key_node.orelse, Constant)
             ):
                 # ``table["a" if flag else "b"]``: both entries are alternatives.
                 found: list[Built] = []
                 for branch in (key_node.body, key_node.orelse):
-                    entry = ast.Subscript(value=node.value, slice=branch, ctx=ast.Load())  # type: ignore[attr-defined]
+                    entry = Subscript(value=node.value, slice=branch, ctx=Load())  # type: ignore[attr-defined]
                     found.extend(self._resolve(entry) or [])
                 return found or None
             if (
-                isinstance(key_node, ast.Name)
+                isinstance(key_node, Name)
                 and key_node.id in scope.params
                 and scope.cls is not None
                 and (_dotted(node.value) or "").startswith("self.")  # type: ignore[attr-defined]
@@ -1508,7 +1575,7 @@ class _ModuleExtractor:
                         "class": scope.cls.qualname,
                     }
                     return [reference(source_text(node), target)]
-            if not (isinstance(key_node, ast.Constant) and isinstance(key_node.value, str)):
+            if not (isinstance(key_node, Constant) and isinstance(key_node.value, str)):
                 return None
             key = key_node.value
             chain = _dotted(node.value)  # type: ignore[attr-defined]
@@ -1576,38 +1643,38 @@ class _ModuleExtractor:
         if scope.cls is None or scope.function is None:
             return None
         if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
+            isinstance(node, Call)
+            and isinstance(node.func, Name)
             and node.func.id == "str"
             and len(node.args) == 1
         ):
             node = node.args[0]  # str(self.args[0])
         target: dict[str, Any] | None = None
-        if isinstance(node, ast.Subscript):
+        if isinstance(node, Subscript):
             if (
-                isinstance(node.value, ast.Attribute)
+                isinstance(node.value, Attribute)
                 and node.value.attr == "args"
-                and isinstance(node.value.value, ast.Name)
+                and isinstance(node.value.value, Name)
                 and node.value.value.id == "self"
-                and isinstance(node.slice, ast.Constant)
+                and isinstance(node.slice, Constant)
                 and node.slice.value == 0
             ):
                 target = {"args": 0, "index": True}
         elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
+            isinstance(node, Call)
+            and isinstance(node.func, Attribute)
             and node.func.attr == "__str__"
             and not node.keywords
         ):
             owner = node.func.value
-            if isinstance(owner, ast.Call):  # super().__str__(), super(Cls, self).__str__()
-                if isinstance(owner.func, ast.Name) and owner.func.id == "super" and not node.args:
+            if isinstance(owner, Call):  # super().__str__(), super(Cls, self).__str__()
+                if isinstance(owner.func, Name) and owner.func.id == "super" and not node.args:
                     target = {"args": 0, "super": scope.cls.qualname}
             elif (
-                isinstance(owner, ast.Name)
+                isinstance(owner, Name)
                 and owner.id in _BUILTIN_EXCEPTIONS
                 and len(node.args) == 1
-                and isinstance(node.args[0], ast.Name)
+                and isinstance(node.args[0], Name)
                 and node.args[0].id == "self"
             ):
                 target = {"args": 0}
@@ -1619,18 +1686,18 @@ class _ModuleExtractor:
         The message, %-formatted with the other arguments: dateutil's
         ``ParserError("Unknown string format: %s", timestr)``.
         """
-        if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mod)):
+        if not (isinstance(value, BinOp) and isinstance(value.op, Mod)):
             return None
         rest = value.right
-        if isinstance(rest, ast.Call) and _dotted(rest.func) == "tuple" and len(rest.args) == 1:
+        if isinstance(rest, Call) and _dotted(rest.func) == "tuple" and len(rest.args) == 1:
             rest = rest.args[0]
         given = self._given_reference(value.left)
         if (
             given is None
-            or not isinstance(rest, ast.Subscript)
+            or not isinstance(rest, Subscript)
             or _dotted(rest.value) != "self.args"
-            or not isinstance(rest.slice, ast.Slice)
-            or not isinstance(rest.slice.lower, ast.Constant)
+            or not isinstance(rest.slice, Slice)
+            or not isinstance(rest.slice.lower, Constant)
             or rest.slice.lower.value != 1
             or rest.slice.upper is not None
         ):
@@ -1658,7 +1725,7 @@ class _ModuleExtractor:
             return None
         text = source_text(call)
         for argument in (*call.args, *(k.value for k in call.keywords if k.arg is not None)):
-            if type(argument) is not ast.Name or argument.id not in scope.variables:
+            if type(argument) is not Name or argument.id not in scope.variables:
                 continue
             built = scope.variables[argument.id]
             if 1 < len(built) <= MAX_ALTERNATIVES and all(b.form != "opaque" for b in built):
@@ -1674,16 +1741,16 @@ class _ModuleExtractor:
 
     def _is_message_name(self, node: ast.expr) -> bool:
         """Tell whether an unresolved name evidently holds text (``MSG``, ``self.message``)."""
-        if isinstance(node, ast.Subscript):
+        if isinstance(node, Subscript):
             inner = _class_name(node.value)
             return inner is not None and "message" in inner.lower()
-        if isinstance(node, ast.Call):
+        if isinstance(node, Call):
             callee = _class_name(node.func)
             return callee is not None and _message_like(callee)
         name = _class_name(node)
         if name is None:
             return False
-        if isinstance(node, ast.Name) and node.id in self._scope.caught:
+        if isinstance(node, Name) and node.id in self._scope.caught:
             return False
         return _message_like(name) or (name.isupper() and len(name) > 1)
 
@@ -1698,14 +1765,14 @@ class _ModuleExtractor:
         branches as the message variables do.
         """
         variables, key = self._scope.variables, _LIST_KEY + name
-        if type(value) is not ast.List:
+        if type(value) is not List:
             if key in variables:
                 variables.pop(key)
             return
         items = value.elts
         if not items:
             variables[key] = [_NO_ITEM]
-        elif type(items[0]) is not ast.Starred and self.builder.is_string_like(items[0]):
+        elif type(items[0]) is not Starred and self.builder.is_string_like(items[0]):
             variables[key] = self.builder.build(items[0])
         else:
             variables.pop(key, None)
@@ -1717,7 +1784,7 @@ class _ModuleExtractor:
         item unknown.
         """
         func = call.func
-        if type(func) is not ast.Attribute or type(func.value) is not ast.Name:
+        if type(func) is not Attribute or type(func.value) is not Name:
             return
         variables, key = self._scope.variables, _LIST_KEY + func.value.id
         starts = variables.get(key)
@@ -1749,11 +1816,11 @@ class _ModuleExtractor:
     def run(self, module: ast.Module) -> list[RaiseSite]:
         for statement in module.body:
             kind = type(statement)
-            if kind is ast.Import or kind is ast.ImportFrom:
+            if kind is Import or kind is ImportFrom:
                 self._import(statement)  # type: ignore[arg-type]
-            elif kind in (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef):
+            elif kind in (ClassDef, FunctionDef, AsyncFunctionDef):
                 self.top_names.add(statement.name)  # type: ignore[attr-defined]
-                if kind is ast.ClassDef:
+                if kind is ClassDef:
                     self._class_defs[statement.name] = statement  # type: ignore[attr-defined,assignment]
                     self._class_names[statement.name] = statement  # type: ignore[attr-defined,assignment]
         values = self._values
@@ -1761,41 +1828,41 @@ class _ModuleExtractor:
             self._collect_constant(
                 statement, self.module_constants, self.module_tables, "constant-ref"
             )
-            if type(statement) is ast.If:
+            if type(statement) is If:
                 self._branch_constants(statement, 0)
             self._collect_instance(statement)
             self._collect_classes(statement)
             self._collect_log_aliases(statement)
             kind = type(statement)
-            if kind is ast.Assign:
+            if kind is Assign:
                 targets = statement.targets  # type: ignore[attr-defined]
-                if len(targets) == 1 and type(targets[0]) is ast.Name:
+                if len(targets) == 1 and type(targets[0]) is Name:
                     values[targets[0].id] = statement.value  # type: ignore[attr-defined]
-            elif kind is ast.AnnAssign:
+            elif kind is AnnAssign:
                 target = statement.target  # type: ignore[attr-defined]
-                if type(target) is ast.Name and statement.value is not None:  # type: ignore[attr-defined]
+                if type(target) is Name and statement.value is not None:  # type: ignore[attr-defined]
                     values[target.id] = statement.value  # type: ignore[attr-defined]
         self._walk(module.body)
         return self.sites
 
     def _collect_log_aliases(self, statement: ast.stmt) -> None:
         """Note module-level names bound to logger methods (celery's ``error = logger.error``)."""
-        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        if not isinstance(statement, Assign) or len(statement.targets) != 1:
             return
         target, value = statement.targets[0], statement.value
         pairs: list[tuple[ast.expr, ast.expr]] = []
-        if isinstance(target, ast.Name):
+        if isinstance(target, Name):
             pairs.append((target, value))
         elif (
-            isinstance(target, ast.Tuple)
-            and isinstance(value, ast.Tuple)
+            isinstance(target, Tuple)
+            and isinstance(value, Tuple)
             and len(target.elts) == len(value.elts)
         ):
             pairs.extend(zip(target.elts, value.elts, strict=True))
         for name, bound in pairs:
             if (
-                isinstance(name, ast.Name)
-                and isinstance(bound, ast.Attribute)
+                isinstance(name, Name)
+                and isinstance(bound, Attribute)
                 and bound.attr in _LOG_LEVELS
                 and "log" in _receiver_name(bound.value).lower()
             ):
@@ -1848,7 +1915,7 @@ class _ModuleExtractor:
         return data
 
     def _import(self, statement: ast.Import | ast.ImportFrom) -> None:
-        if isinstance(statement, ast.Import):
+        if isinstance(statement, Import):
             for alias in statement.names:
                 if alias.asname:
                     self.imports[alias.asname] = alias.name
@@ -1881,17 +1948,17 @@ class _ModuleExtractor:
     ) -> None:
         target: ast.expr | None = None
         value: ast.expr | None = None
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        if isinstance(statement, Assign) and len(statement.targets) == 1:
             target, value = statement.targets[0], statement.value
-        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+        elif isinstance(statement, AnnAssign) and statement.value is not None:
             target, value = statement.target, statement.value
-        if not isinstance(target, ast.Name) or value is None:
+        if not isinstance(target, Name) or value is None:
             return
         line = statement.lineno
-        if isinstance(value, ast.Dict):
+        if isinstance(value, Dict):
             entries: dict[str, list[Built]] = {}
             for key, item in zip(value.keys, value.values, strict=True):
-                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                if isinstance(key, Constant) and isinstance(key.value, str):
                     built = self._constant_templates(item, form)
                     if built:
                         entries[key.value] = [
@@ -1916,7 +1983,7 @@ class _ModuleExtractor:
         constants = self.module_constants
         for branch in (statement.body, statement.orelse):
             for inner in branch:
-                if type(inner) is ast.If and depth < 3:
+                if type(inner) is If and depth < 3:
                     self._branch_constants(inner, depth + 1)
                     continue
                 found: dict[str, list[Built]] = {}
@@ -1936,27 +2003,27 @@ class _ModuleExtractor:
         ``warning_cache = WarningCache()`` an object whose ``warn`` comes from where its class
         does.
         """
-        if type(statement) is ast.Assign and len(statement.targets) == 1:
+        if type(statement) is Assign and len(statement.targets) == 1:
             target, value = statement.targets[0], statement.value
-        elif type(statement) is ast.AnnAssign and statement.value is not None:
+        elif type(statement) is AnnAssign and statement.value is not None:
             target, value = statement.target, statement.value
         else:
             return
-        if type(target) is not ast.Name:
+        if type(target) is not Name:
             return
         table = _class_table(value)
         if table is not None:
             self.class_tables[target.id] = table
-        elif type(value) is ast.Call and (made := _named_class(value.func)) is not None:
+        elif type(value) is Call and (made := _named_class(value.func)) is not None:
             self.module_objects[target.id] = made
 
     def _collect_instance(self, statement: ast.stmt) -> None:
         """``NAME = SomeWarning("text")`` at module level: a warning made once, warned later."""
         if not (
-            isinstance(statement, ast.Assign)
+            isinstance(statement, Assign)
             and len(statement.targets) == 1
-            and isinstance(target := statement.targets[0], ast.Name)
-            and isinstance(call := statement.value, ast.Call)
+            and isinstance(target := statement.targets[0], Name)
+            and isinstance(call := statement.value, Call)
             and (name := _class_name(call.func)) is not None
             and _is_class_like(name)
             and (_looks_like_exception(name) or name.endswith("Warning"))
@@ -1977,54 +2044,54 @@ class _ModuleExtractor:
         mark = len(guards)  # guards of fall-through ``if``s in this block end with the block
         for statement in body:
             kind = type(statement)
-            if kind is ast.Raise:
+            if kind is Raise:
                 self._raise(statement)  # type: ignore[arg-type]
-            elif kind is ast.Expr:
+            elif kind is Expr:
                 value = statement.value  # type: ignore[attr-defined]
-                if type(value) is ast.Await:
+                if type(value) is Await:
                     value = value.value
-                if type(value) is ast.Call:
+                if type(value) is Call:
                     self._note_call(value)
-                    if type(value.func) is ast.Attribute and value.func.attr in _LIST_CHANGES:
+                    if type(value.func) is Attribute and value.func.attr in _LIST_CHANGES:
                         self._list_changed(value)
                     self._call(value, statement)
-                elif type(value) in (ast.Yield, ast.YieldFrom) and value.value is not None:
+                elif type(value) in (Yield, YieldFrom) and value.value is not None:
                     self._objects(value.value, statement, 0)
-            elif kind is ast.Assign or kind is ast.AnnAssign or kind is ast.AugAssign:
+            elif kind is Assign or kind is AnnAssign or kind is AugAssign:
                 self._assignment(statement)
-            elif kind is ast.Return:
+            elif kind is Return:
                 self._return(statement)  # type: ignore[arg-type]
-            elif kind is ast.Assert:
+            elif kind is Assert:
                 self._assert(statement)  # type: ignore[arg-type]
-            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            elif kind is FunctionDef or kind is AsyncFunctionDef:
                 self._function(statement)  # type: ignore[arg-type]
-            elif kind is ast.ClassDef:
+            elif kind is ClassDef:
                 self._class(statement)  # type: ignore[arg-type]
-            elif kind is ast.If:
+            elif kind is If:
                 self._if(statement)  # type: ignore[arg-type]
-            elif kind is ast.Try or kind.__name__ == "TryStar":
+            elif kind is Try or kind.__name__ == "TryStar":
                 self._try(statement)
-            elif kind is ast.Match:
+            elif kind is Match:
                 self._match(statement)  # type: ignore[arg-type]
-            elif kind in (ast.For, ast.AsyncFor, ast.While):
+            elif kind in (For, AsyncFor, While):
                 target = getattr(statement, "target", None)
-                if isinstance(target, ast.Name):
+                if isinstance(target, Name):
                     self._scope.bound.add(target.id)
                     self._scope.variables.pop(target.id, None)
                 if target is not None:
                     self._unbuilt(target)
                 self._branches([statement.body, statement.orelse])  # type: ignore[attr-defined]
-            elif kind in (ast.With, ast.AsyncWith):
+            elif kind in (With, AsyncWith):
                 for item in statement.items:  # type: ignore[attr-defined]
-                    if isinstance(item.optional_vars, ast.Name):
+                    if isinstance(item.optional_vars, Name):
                         self._scope.bound.add(item.optional_vars.id)
                     if item.optional_vars is not None:
                         self._unbuilt(item.optional_vars)
                 self._walk(statement.body)  # type: ignore[attr-defined]
-            elif kind is ast.Delete:
+            elif kind is Delete:
                 for target in statement.targets:  # type: ignore[attr-defined]
                     self._unbuilt(target)
-            elif (kind is ast.Import or kind is ast.ImportFrom) and self._scope.function:
+            elif (kind is Import or kind is ImportFrom) and self._scope.function:
                 self._import(statement)  # type: ignore[arg-type]
         del guards[mark:]
 
@@ -2049,7 +2116,7 @@ class _ModuleExtractor:
         if statement.orelse:
             # An ``else``/``elif`` runs when the test failed; values the body handles without
             # raising are accepted ones.
-            guards.append((_IF, test, False, type(body[-1]) is not ast.Raise))
+            guards.append((_IF, test, False, type(body[-1]) is not Raise))
             self._walk(statement.orelse)
             guards.pop()
         # A branch that ends its path (`return`, `raise` …) leaves nothing to the code after:
@@ -2067,8 +2134,8 @@ class _ModuleExtractor:
             scope.variables = before
         node = statement
         while type(node.body[-1]) in _EXITS:
-            guards.append((_IF, node.test, False, type(node.body[-1]) is not ast.Raise))
-            if len(node.orelse) != 1 or type(node.orelse[0]) is not ast.If:
+            guards.append((_IF, node.test, False, type(node.body[-1]) is not Raise))
+            if len(node.orelse) != 1 or type(node.orelse[0]) is not If:
                 break
             node = node.orelse[0]
 
@@ -2087,20 +2154,20 @@ class _ModuleExtractor:
             guards.pop()
             outcomes.append(scope.variables)
             if case.guard is None:
-                guards.append((_CASE, subject, case, False, type(case.body[-1]) is not ast.Raise))
+                guards.append((_CASE, subject, case, False, type(case.body[-1]) is not Raise))
         del guards[mark:]
         scope.variables = self._merge(before, outcomes)
         for case in statement.cases:
             if case.guard is not None or type(case.body[-1]) not in _EXITS:
                 break
-            guards.append((_CASE, subject, case, False, type(case.body[-1]) is not ast.Raise))
+            guards.append((_CASE, subject, case, False, type(case.body[-1]) is not Raise))
 
     def _try(self, statement: ast.stmt) -> None:
         self._trys.append(
             tuple(
                 name
                 for handler in statement.handlers  # type: ignore[attr-defined]
-                if not any(type(sub) is ast.Raise for sub in _statements(handler))
+                if not any(type(sub) is Raise for sub in _statements(handler))
                 for name in _bare_names(handler.type)
             )
         )
@@ -2218,7 +2285,7 @@ class _ModuleExtractor:
         if arguments.kwarg:
             bound.add(arguments.kwarg.arg)
         direct_method = outer.cls is not None and outer.function is None
-        decorators = {d.id for d in node.decorator_list if isinstance(d, ast.Name)}
+        decorators = {d.id for d in node.decorator_list if isinstance(d, Name)}
         info = _FunctionInfo(
             qualname=qualname,
             line=node.lineno,
@@ -2237,7 +2304,7 @@ class _ModuleExtractor:
         )
         defaults = _defaults(arguments)
         for name, default in defaults:
-            if isinstance(default, ast.Constant) and isinstance(default.value, str):
+            if isinstance(default, Constant) and isinstance(default.value, str):
                 info.defaults[name] = [
                     Built(
                         (template_part(default.value),),
@@ -2275,7 +2342,7 @@ class _ModuleExtractor:
             nullable={
                 name
                 for name, default in defaults
-                if type(default) is ast.Constant and default.value is None
+                if type(default) is Constant and default.value is None
             },
         )
         # Guards, handlers and trys outside a function do not lead into its body.
@@ -2295,14 +2362,14 @@ class _ModuleExtractor:
         FastAPI's ``@deprecated("on_event is deprecated, use lifespan …")``.
         """
         for decorator in node.decorator_list:
-            if type(decorator) is not ast.Call or not decorator.args:
+            if type(decorator) is not Call or not decorator.args:
                 continue
             name = _dotted(decorator.func)
             origin = self.imports.get(name or "", name or "")
             if origin not in _DEPRECATED_DECORATORS:
                 continue
             category = _keyword(decorator, "category")
-            if type(category) is ast.Constant:
+            if type(category) is Constant:
                 continue  # ``category=None``: no warning at run time
             error_class = (_class_name(category) if category is not None else None) or (
                 "DeprecationWarning"
@@ -2323,21 +2390,19 @@ class _ModuleExtractor:
         # the class it subscripts.
         bases = [
             text
-            for text in (_dotted(b.value if type(b) is ast.Subscript else b) for b in node.bases)
+            for text in (_dotted(b.value if type(b) is Subscript else b) for b in node.bases)
             if text is not None
         ]
         info = _ClassInfo(qualname=qualname, line=node.lineno, bases=bases)
         for statement in node.body:
             self._collect_constant(statement, info.constants, info.tables, "constant-ref")
             if (
-                isinstance(statement, (ast.Assign, ast.AnnAssign))
+                isinstance(statement, (Assign, AnnAssign))
                 and isinstance(
                     target := (
-                        statement.targets[0]
-                        if isinstance(statement, ast.Assign)
-                        else statement.target
+                        statement.targets[0] if isinstance(statement, Assign) else statement.target
                     ),
-                    ast.Name,
+                    Name,
                 )
                 and target.id == "status_code"
             ):
@@ -2359,7 +2424,7 @@ class _ModuleExtractor:
     def _assignment(self, statement: ast.stmt) -> None:
         scope = self._scope
         value = statement.value  # type: ignore[attr-defined]
-        if type(value) is ast.Call and (handed := self._handed_message(value)) is not None:
+        if type(value) is Call and (handed := self._handed_message(value)) is not None:
             error_class, message = handed
             builds = [
                 Built(b.parts, "handed", b.i18n, b.defined_at) for b in self.builder.build(message)
@@ -2377,16 +2442,16 @@ class _ModuleExtractor:
         variables = scope.variables
         assigned = scope.assigned
         for target in (
-            statement.targets if type(statement) is ast.Assign else [statement.target]  # type: ignore[attr-defined]
+            statement.targets if type(statement) is Assign else [statement.target]  # type: ignore[attr-defined]
         ):
-            if type(target) is ast.Name:
+            if type(target) is Name:
                 assigned.add(target.id)
-            elif type(target) is ast.Tuple or type(target) is ast.List:
-                assigned.update(e.id for e in target.elts if type(e) is ast.Name)
-        if isinstance(statement, ast.AugAssign):
+            elif type(target) is Tuple or type(target) is List:
+                assigned.update(e.id for e in target.elts if type(e) is Name)
+        if isinstance(statement, AugAssign):
             if (
-                isinstance(statement.op, ast.Add)
-                and isinstance(statement.target, ast.Name)
+                isinstance(statement.op, Add)
+                and isinstance(statement.target, Name)
                 and statement.target.id in variables
             ):
                 additions = self.builder.build(statement.value)
@@ -2398,23 +2463,23 @@ class _ModuleExtractor:
             return
         if value is None:
             return
-        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]  # type: ignore[attr-defined]
-        if type(value) is ast.Constant and value.value is None:
-            scope.nullable.update(t.id for t in targets if type(t) is ast.Name)
+        targets = statement.targets if isinstance(statement, Assign) else [statement.target]  # type: ignore[attr-defined]
+        if type(value) is Constant and value.value is None:
+            scope.nullable.update(t.id for t in targets if type(t) is Name)
         built: list[Built] | None = None
         for target in targets:
-            if isinstance(target, ast.Name):
+            if isinstance(target, Name):
                 if built is None:
                     built = self._constant_templates(value, "variable") or []
                     if (
                         not built
-                        and isinstance(value, ast.Call)
+                        and isinstance(value, Call)
                         and (
                             _MESSAGE_VARIABLE.search(target.id)
                             # vLLM's ``base = super().__str__()`` in ``__str__``
                             or (
                                 scope.cls is not None
-                                and type(value.func) is ast.Attribute
+                                and type(value.func) is Attribute
                                 and value.func.attr == "__str__"
                                 and self._given_reference(value) is not None
                             )
@@ -2436,18 +2501,18 @@ class _ModuleExtractor:
                     ]
                 else:
                     variables.pop(target.id, None)
-                if type(value) is ast.List or _LIST_KEY + target.id in variables:
+                if type(value) is List or _LIST_KEY + target.id in variables:
                     self._list_bound(target.id, value)
             elif (
                 scope.method == "__init__"
                 and scope.cls is not None
-                and isinstance(target, ast.Attribute)
-                and isinstance(target.value, ast.Name)
+                and isinstance(target, Attribute)
+                and isinstance(target.value, Name)
                 and target.value.id == "self"
             ):
                 if (
                     target.attr == "args"
-                    and type(value) is ast.Tuple
+                    and type(value) is Tuple
                     and len(value.elts) == 1
                     and not scope.cls.init_text
                 ):
@@ -2456,56 +2521,56 @@ class _ModuleExtractor:
                     self._init_text(value.elts[0], statement.lineno)
                 else:
                     self._instance_attribute(scope.cls, target.attr, value, statement.lineno)
-            elif isinstance(target, (ast.Tuple, ast.List)):
+            elif isinstance(target, (Tuple, List)):
                 self._unbuilt(target)
                 if (
                     scope.method == "__init__"
                     and scope.cls is not None
-                    and isinstance(value, (ast.Tuple, ast.List))
+                    and isinstance(value, (Tuple, List))
                     and len(value.elts) == len(target.elts)
                 ):
                     # ``self.message, self.code = message, code``: each as if on its own.
                     for element, item in zip(target.elts, value.elts, strict=True):
                         if (
-                            isinstance(element, ast.Attribute)
-                            and isinstance(element.value, ast.Name)
+                            isinstance(element, Attribute)
+                            and isinstance(element.value, Name)
                             and element.value.id == "self"
-                            and not isinstance(item, ast.Starred)
+                            and not isinstance(item, Starred)
                         ):
                             self._instance_attribute(
                                 scope.cls, element.attr, item, statement.lineno
                             )
                 for element in target.elts:
-                    if isinstance(element, ast.Name):
+                    if isinstance(element, Name):
                         scope.bound.add(element.id)
                         variables.pop(element.id, None)
         kind = type(value)
-        if kind in (ast.Tuple, ast.List, ast.Set, ast.Dict) and type(targets[0]) is ast.Name:
+        if kind in (Tuple, List, Set, Dict) and type(targets[0]) is Name:
             # ``valid = ("a", "b")`` … ``if x not in valid``: the container a guard names (#5).
             scope.containers[targets[0].id] = value
-        if kind is ast.Await:
+        if kind is Await:
             value = value.value
             kind = type(value)
-        if len(targets) == 1 and type(targets[0]) is ast.Name:
+        if len(targets) == 1 and type(targets[0]) is Name:
             self._forget_built(targets[0].id)
-            if kind is ast.Call and type(value.func) is ast.Name and value.func.id in scope.params:
+            if kind is Call and type(value.func) is Name and value.func.id in scope.params:
                 scope.made_by_param[targets[0].id] = value.func.id
             else:
                 scope.made_by_param.pop(targets[0].id, None)
             if kind in _CLASS_VALUE_KINDS or targets[0].id in scope.class_choices:
                 _choose_class(scope.class_choices, targets[0].id, value, self.class_tables)
-            method = _log_method(value) if kind is ast.Attribute or kind is ast.IfExp else None
+            method = _log_method(value) if kind is Attribute or kind is IfExp else None
             if method is not None:
                 # gunicorn's ``log_func = self.log.info if status == 0 else self.log.error``
                 scope.log_aliases[targets[0].id] = method
             else:
                 scope.log_aliases.pop(targets[0].id, None)
-        if kind is ast.Call:
+        if kind is Call:
             self._note_call(value)
             before = len(self.sites)
             if not self._helper_call(value, statement):
                 self._objects(value, statement, 0)
-            if len(targets) == 1 and type(targets[0]) is ast.Name:
+            if len(targets) == 1 and type(targets[0]) is Name:
                 name = _class_name(value.func)
                 if len(self.sites) > before and all(
                     site.kind is SiteKind.OBJECT for site in self.sites[before:]
@@ -2516,7 +2581,7 @@ class _ModuleExtractor:
                     # Built with no message of its own (``CommandFailed(command=c)``): a raise
                     # of the name later says it is an exception.
                     scope.built[targets[0].id] = (before, before, value, statement)
-        elif kind in (ast.List, ast.Tuple, ast.ListComp):
+        elif kind in (List, Tuple, ListComp):
             self._objects(value, statement, 0)
 
     def _handed_message(self, call: ast.Call) -> tuple[str, ast.expr] | None:
@@ -2541,7 +2606,7 @@ class _ModuleExtractor:
         return error_class, message
 
     def _instance_attribute(self, cls: _ClassInfo, name: str, value: ast.expr, line: int) -> None:
-        if isinstance(value, ast.Name) and value.id in self._scope.params:
+        if isinstance(value, Name) and value.id in self._scope.params:
             cls.attribute_params.setdefault(name, value.id)
             return
         stripped = _stripped_parameter(value, self._scope.params)
@@ -2581,12 +2646,12 @@ class _ModuleExtractor:
             for item in call.keywords:
                 if item.arg == name:
                     return item.value
-            if len(call.args) > position and not isinstance(call.args[position], ast.Starred):
+            if len(call.args) > position and not isinstance(call.args[position], Starred):
                 return call.args[position]
         starred: ast.expr | None = None
         positional: list[ast.expr] = []
         for argument in call.args:
-            if isinstance(argument, ast.Starred):
+            if isinstance(argument, Starred):
                 starred = starred or argument.value
             elif self.builder.is_string_like(argument, guess=False):
                 return argument
@@ -2602,7 +2667,7 @@ class _ModuleExtractor:
 
     def _argument_parts(self, node: ast.expr) -> list[list[Any]]:
         if (
-            isinstance(node, ast.Constant)
+            isinstance(node, Constant)
             and isinstance(node.value, (int, float))
             and not isinstance(node.value, bool)
         ):
@@ -2626,21 +2691,21 @@ class _ModuleExtractor:
         """
         spec: dict[str, Any] = {}
         if (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
+            isinstance(func, Attribute)
+            and isinstance(func.value, Name)
             and func.value.id in ("self", "cls")
         ):
             spec["self"] = func.attr
             spec["class"] = self._scope.cls.qualname if self._scope.cls is not None else None
-        elif isinstance(func, ast.Name) and func.id in self._scope.nested:
+        elif isinstance(func, Name) and func.id in self._scope.nested:
             # matplotlib's ``raise invalid_shape_exception(c.size, xsize)``, a factory
             # defined in the function that raises.
             spec["callee"] = self._scope.nested[func.id]
         else:
             spec["callee"] = _dotted(func)
             if (
-                isinstance(func, ast.Attribute)
-                and isinstance(func.value, ast.Name)
+                isinstance(func, Attribute)
+                and isinstance(func.value, Name)
                 and func.value.id in self._scope.params
             ):
                 # ``ctx.fail(...)`` with ``ctx: Context``: the method of the annotated class.
@@ -2652,7 +2717,7 @@ class _ModuleExtractor:
             return spec
         args: list[list[list[Any]]] = []
         for argument in call.args:
-            if isinstance(argument, ast.Starred):
+            if isinstance(argument, Starred):
                 spec["star"] = True
                 break
             args.append(self._argument_parts(argument))
@@ -2675,13 +2740,13 @@ class _ModuleExtractor:
             maybe_none: list[int | str] = [
                 position
                 for position, argument in enumerate(call.args[: len(args)])
-                if type(argument) is ast.Name and argument.id in nullable
+                if type(argument) is Name and argument.id in nullable
             ]
             maybe_none.extend(
                 keyword.arg
                 for keyword in call.keywords
                 if keyword.arg is not None
-                and type(keyword.value) is ast.Name
+                and type(keyword.value) is Name
                 and keyword.value.id in nullable
             )
             if maybe_none:
@@ -2701,7 +2766,7 @@ class _ModuleExtractor:
             return  # bare re-raise
         chained = node.cause is not None
         scope = self._scope
-        if isinstance(exc, ast.Name) and (exc.id in scope.built or exc.id in scope.raised):
+        if isinstance(exc, Name) and (exc.id in scope.built or exc.id in scope.raised):
             again = exc.id not in scope.built
             entry = scope.raised[exc.id] if again else scope.built.pop(exc.id)
             start, end, call, built_at = entry
@@ -2723,21 +2788,21 @@ class _ModuleExtractor:
                         start, end = start + offset, end + offset
                     self._raised_later((start, end), node)
                 else:
-                    raised = ast.copy_location(ast.Raise(exc=call, cause=node.cause), node)
+                    raised = ast.copy_location(Raise(exc=call, cause=node.cause), node)
                     raised.end_lineno = node.end_lineno
                     self._raise(raised)
                 return
-        if type(exc) is ast.Name and exc.id not in scope.bound and exc.id not in scope.assigned:
+        if type(exc) is Name and exc.id not in scope.bound and exc.id not in scope.assigned:
             made = self._values.get(exc.id)
-            held = _class_name(made.func) if type(made) is ast.Call else None
+            held = _class_name(made.func) if type(made) is Call else None
             if held is not None and _is_class_like(held) and _looks_like_exception(held):
                 # twisted's ``_unsupportedOption = SystemExit("Unsupported option.")`` at the
                 # module's top, then ``raise _unsupportedOption``: as ``raise SystemExit(…)``.
-                raised = ast.copy_location(ast.Raise(exc=made, cause=node.cause), node)
+                raised = ast.copy_location(Raise(exc=made, cause=node.cause), node)
                 raised.end_lineno = node.end_lineno
                 self._raise(raised)
                 return
-        if not isinstance(exc, ast.Call):
+        if not isinstance(exc, Call):
             name = _class_name(exc)
             if name is not None and _is_class_like(name):
                 spec = None if name in _BUILTIN_EXCEPTIONS else self._call_spec(None, exc)
@@ -2754,8 +2819,8 @@ class _ModuleExtractor:
             return
         call = exc
         func = call.func
-        if isinstance(func, ast.Attribute) and func.attr == "with_traceback":
-            if isinstance(func.value, ast.Call):
+        if isinstance(func, Attribute) and func.attr == "with_traceback":
+            if isinstance(func.value, Call):
                 call, func = func.value, func.value.func
             else:
                 self._emit(
@@ -2783,7 +2848,7 @@ class _ModuleExtractor:
     def _class_choices(self, func: ast.expr) -> list[ast.expr] | None:
         """The classes a local name called as ``func`` may hold (see ``_choose_class``)."""
         scope = self._scope
-        if type(func) is not ast.Name or func.id in scope.params:
+        if type(func) is not Name or func.id in scope.params:
             return None
         return scope.class_choices.get(func.id)
 
@@ -2816,8 +2881,8 @@ class _ModuleExtractor:
         if error_code is None and call.args and name is not None and name.endswith("Error"):
             first = call.args[0]
             if (
-                isinstance(first, ast.Attribute)
-                and isinstance(first.value, ast.Name)
+                isinstance(first, Attribute)
+                and isinstance(first.value, Name)
                 and first.value.id == "errno"
             ):
                 error_code = first.attr
@@ -2872,7 +2937,7 @@ class _ModuleExtractor:
         """Forget the exceptions built into the names a ``for``, ``with`` or ``del`` rebinds."""
         if self._scope.built or self._scope.raised:
             for node in ast.walk(target):
-                if isinstance(node, ast.Name):
+                if isinstance(node, Name):
                     self._forget_built(node.id)
 
     def _forget_built(self, name: str) -> None:
@@ -2915,14 +2980,14 @@ class _ModuleExtractor:
         own = self._own_class(func)
         if own is not None:
             return own
-        if isinstance(func, ast.Name) and func.id in self._scope.params:
+        if isinstance(func, Name) and func.id in self._scope.params:
             if func.id in self._scope.assigned:
                 return None  # ``if strict: error_class = StrictError``: not the default
             default = self._param_default(func.id)
             return _class_held(default) if default is not None else None
         if not (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
+            isinstance(func, Attribute)
+            and isinstance(func.value, Name)
             and func.value.id == "self"
             and self._scope.cls is not None
         ):
@@ -2934,7 +2999,7 @@ class _ModuleExtractor:
             return None
         for statement in node.body:
             if (
-                isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+                isinstance(statement, (FunctionDef, AsyncFunctionDef))
                 and statement.name == "__init__"
             ):
                 for name, default in _defaults(statement.args):
@@ -2952,7 +3017,7 @@ class _ModuleExtractor:
         scope = self._scope
         function, info, cls = scope.function, scope.info, scope.cls
         if (
-            type(func) is not ast.Name
+            type(func) is not Name
             or function is None
             or info is None
             or cls is None
@@ -2992,7 +3057,7 @@ class _ModuleExtractor:
             return
         if scope.method in _SHOWN_METHODS and scope.cls is not None:
             shown: ast.expr | None = value
-            if type(value) is ast.Call:
+            if type(value) is Call:
                 callee = _class_name(value.func)
                 if callee is not None and _is_class_like(callee):
                     # pytest's ``return FixtureLookupErrorRepr(fspath, lineno, tblines, msg,
@@ -3013,22 +3078,18 @@ class _ModuleExtractor:
                     for b in (formatted or self._with_given(self.builder.build(value)))
                 )
             return
-        if isinstance(value, ast.Await):
+        if isinstance(value, Await):
             value = value.value
         if scope.info is not None:
             # ``return error_type(message, …)``, or ``err = error_type(…)`` … ``return err``
-            if type(value) is ast.Name and value.id in scope.made_by_param:
+            if type(value) is Name and value.id in scope.made_by_param:
                 scope.info.class_param = scope.made_by_param[value.id]
-            elif (
-                type(value) is ast.Call
-                and type(value.func) is ast.Name
-                and value.func.id in scope.params
-            ):
+            elif type(value) is Call and type(value.func) is Name and value.func.id in scope.params:
                 scope.info.class_param = value.func.id
-        if isinstance(value, ast.Name) and value.id in scope.built:
+        if isinstance(value, Name) and value.id in scope.built:
             # ``exc = InvalidMetadata(…)`` … ``return exc``: as ``return InvalidMetadata(…)``.
             value = scope.built[value.id][2]
-        if isinstance(value, ast.Call):
+        if isinstance(value, Call):
             call = value
             self._note_call(call)
             name = _class_name(call.func)
@@ -3036,7 +3097,7 @@ class _ModuleExtractor:
             if own is not None:
                 name = own.rpartition(".")[2]
                 func = ast.copy_location(ast.parse(own, mode="eval").body, call.func)
-                call = ast.copy_location(ast.Call(func, call.args, call.keywords), call)
+                call = ast.copy_location(Call(func, call.args, call.keywords), call)
             choices = self._class_choices(call.func)
             if choices and scope.info is not None:
                 # anthropic's ``return error_class(err_msg, response=response, body=body)``
@@ -3044,7 +3105,7 @@ class _ModuleExtractor:
                     held = _class_name(choice)
                     if held is not None:
                         made = ast.copy_location(
-                            ast.Call(func=choice, args=call.args, keywords=call.keywords), call
+                            Call(func=choice, args=call.args, keywords=call.keywords), call
                         )
                         self._factory_return(scope.info, made, held, statement.lineno)
                 return
@@ -3070,10 +3131,10 @@ class _ModuleExtractor:
     def _message_return(self, info: _FunctionInfo, value: ast.expr, line: int) -> None:
         """``return f"..."`` in a function that builds a message for its callers."""
         kind = type(value)
-        if kind is ast.Constant or kind is ast.Name or kind is ast.Attribute:
+        if kind is Constant or kind is Name or kind is Attribute:
             if not self.builder.is_string_like(value):
                 return
-        elif kind not in (ast.JoinedStr, ast.BinOp, ast.Call, ast.IfExp, ast.BoolOp):
+        elif kind not in (JoinedStr, BinOp, Call, IfExp, BoolOp):
             return
         if not self.builder.is_string_like(value):
             return
@@ -3133,7 +3194,7 @@ class _ModuleExtractor:
         message = self._message_argument(call)
         if message is None:
             return
-        if type(message) is ast.Name and message.id in self._scope.params:
+        if type(message) is Name and message.id in self._scope.params:
             # anthropic's ``_make_status_error(self, err_msg, …)``: ``return
             # make_status_error(err_msg, …)``, the caller's message handed on as it is.
             built = [Built((template_part(message.id, True),), "variable")]
@@ -3164,7 +3225,7 @@ class _ModuleExtractor:
         if (
             info is not None
             and info.helper_param is not None
-            and isinstance(message, ast.Name)
+            and isinstance(message, Name)
             and message.id == info.helper_param
             and message.id not in self._scope.assigned
         ):
@@ -3179,11 +3240,7 @@ class _ModuleExtractor:
             b if values is None else _with_percent(b, values) for b in self.builder.build(message)
         ]
         info = self._helper_of(message)
-        if (
-            info is not None
-            and info.vararg is not None
-            and any(type(a) is ast.Starred for a in extra)
-        ):
+        if info is not None and info.vararg is not None and any(type(a) is Starred for a in extra):
             # django's ``log_response(message, *args, …)`` logs ``(message, *args)`` (5.2.8 on:
             # ``*escaped_args``, made from them): the caller's further arguments fill it.
             info.helper_percent = True
@@ -3202,47 +3259,47 @@ class _ModuleExtractor:
         A literal level is that level; one chosen at run time is recorded as a warning.
         """
         if not (
-            type(func.func) is ast.Name
+            type(func.func) is Name
             and func.func.id == "getattr"
             and len(func.args) >= 2
             and "log" in _receiver_name(func.args[0]).lower()
         ):
             return
         level = func.args[1]
-        name = level.value if type(level) is ast.Constant else None
+        name = level.value if type(level) is Constant else None
         message = call.args[0] if call.args else _keyword(call, "msg")
         if message is not None:
             self._log(call, message, name if name in _LOG_LEVELS else "warning", statement)
 
     def _call(self, call: ast.Call, statement: ast.stmt) -> None:
         func = call.func
-        if type(func) is ast.Call:
+        if type(func) is Call:
             self._dynamic_log(call, func, statement)
             return
-        if not isinstance(func, (ast.Attribute, ast.Name)):
+        if not isinstance(func, (Attribute, Name)):
             return
         scope = self._scope
-        if type(func) is ast.Name and func.id in scope.params and func.id not in scope.assigned:
+        if type(func) is Name and func.id in scope.params and func.id not in scope.assigned:
             default = self._param_default(func.id)
-            if type(default) in (ast.Name, ast.Attribute):
+            if type(default) in (Name, Attribute):
                 # psycopg's ``def __del__(self, __warn=warn)``: ``__warn(…)`` is ``warn(…)``.
                 func = default  # type: ignore[assignment]
-        name = func.attr if isinstance(func, ast.Attribute) else func.id
-        receiver = _receiver_name(func.value) if isinstance(func, ast.Attribute) else ""
+        name = func.attr if isinstance(func, Attribute) else func.id
+        receiver = _receiver_name(func.value) if isinstance(func, Attribute) else ""
         if receiver in self._scope.params:
             # aiohttp's ``def __del__(self, _warnings=warnings)``: the module, kept for exit.
             default = self._param_default(receiver)
             receiver = (_dotted(default) if default is not None else None) or receiver
         alias = (
             self._scope.log_aliases.get(name) or self.log_aliases.get(name)
-            if isinstance(func, ast.Name)
+            if isinstance(func, Name)
             else None
         )
         if alias is not None:
             name, receiver = alias, "logger"
         if (
             name in _LOG_LEVELS
-            and (alias or isinstance(func, ast.Attribute))
+            and (alias or isinstance(func, Attribute))
             and ("log" in receiver.lower() or receiver in _DISPLAYS)
         ):
             message = call.args[0] if call.args else _keyword(call, "msg")
@@ -3252,7 +3309,7 @@ class _ModuleExtractor:
         elif name == "warn" and (
             receiver == "warnings"
             or (
-                isinstance(func, ast.Name)
+                isinstance(func, Name)
                 # ``from warnings import warn``, not a ``warn`` of the module's own
                 and (
                     self.imports.get("warn") == "warnings.warn"
@@ -3265,7 +3322,7 @@ class _ModuleExtractor:
                 return
             category = call.args[1] if len(call.args) > 1 else _keyword(call, "category")
             if (
-                isinstance(message, ast.Call)
+                isinstance(message, Call)
                 and (inner := _class_name(message.func))
                 and _is_class_like(inner)
             ):
@@ -3276,10 +3333,10 @@ class _ModuleExtractor:
             if category is not None and error_class not in _BUILTIN_EXCEPTIONS:
                 # What is shown is ``str(category(message))``: the category's own text, if it
                 # builds one (pydantic's "… Deprecated in Pydantic V2.0 …" after the message).
-                made = ast.Call(func=category, args=[message], keywords=[])
+                made = Call(func=category, args=[message], keywords=[])
                 spec = self._call_spec(made, category, message)
             instance = None
-            if category is None and isinstance(message, ast.Name):
+            if category is None and isinstance(message, Name):
                 # ``warnings.warn(YIELD_FIXTURE)``: a warning made once, with its class.
                 if message.id in self.module_instances:
                     error_class = self.module_instances[message.id]
@@ -3317,7 +3374,7 @@ class _ModuleExtractor:
                 )
         elif name in _PYTEST_OUTCOMES and (
             receiver == "pytest"
-            or (isinstance(func, ast.Name) and self.imports.get(name) == f"pytest.{name}")
+            or (isinstance(func, Name) and self.imports.get(name) == f"pytest.{name}")
         ):
             # ``pytest.fail(msg)``, ``pytest.exit(msg)``, as plugins and conftest files call them.
             message = call.args[0] if call.args else _keyword(call, "reason")
@@ -3359,9 +3416,9 @@ class _ModuleExtractor:
             return
         func = call.func
         args = list(call.args)
-        if isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Call) and args:
+        if isinstance(func, Attribute) and not isinstance(func.value, Call) and args:
             args = args[1:]  # Base.__init__(self, ...)
-        candidate = ast.Call(func=func, args=args, keywords=call.keywords)
+        candidate = Call(func=func, args=args, keywords=call.keywords)
         if cls.super_call is None:
             # What the base's __init__ is given, to compose its text (urllib3's
             # ``PoolError``: ``f"{pool}: {message}"``) with this class's (see ``_init_texts``).
@@ -3389,7 +3446,7 @@ class _ModuleExtractor:
         if name in _LOG_LEVELS or name in ("warn", "warning"):
             # ``warnings.warn`` and ``logger.warning`` are sites; ``util.warn`` and a ``warn``
             # of the source's own may be helpers.
-            if isinstance(func, ast.Attribute):
+            if isinstance(func, Attribute):
                 receiver = _dotted(func.value)
                 if receiver is None or receiver == "warnings" or "log" in receiver.lower():
                     return False
@@ -3404,7 +3461,7 @@ class _ModuleExtractor:
                 break
         else:
             for argument in call.args:
-                if not isinstance(argument, ast.Starred) and self.builder.is_string_like(argument):
+                if not isinstance(argument, Starred) and self.builder.is_string_like(argument):
                     message = argument
                     break
         info = self._helper_of(message)
@@ -3442,7 +3499,7 @@ class _ModuleExtractor:
     def _objects(self, node: ast.expr, statement: ast.stmt, depth: int) -> None:
         """Error objects built without ``raise`` (``errors.append(checks.Error(..., id=...))``)."""
         kind = type(node)
-        if kind is ast.Call:
+        if kind is Call:
             call: ast.Call = node  # type: ignore[assignment]
             name = _class_name(call.func)
             if name is not None and _is_class_like(name) and (call.args or call.keywords):
@@ -3457,7 +3514,7 @@ class _ModuleExtractor:
                     and helper.helper_param is not None
                     and any(
                         k.arg in MESSAGE_KEYWORDS
-                        and isinstance(k.value, ast.Name)
+                        and isinstance(k.value, Name)
                         and k.value.id == helper.helper_param
                         for k in call.keywords
                     )
@@ -3477,7 +3534,7 @@ class _ModuleExtractor:
                                 if (
                                     status is None
                                     and helper is not None
-                                    and isinstance(keyword.value, ast.Name)
+                                    and isinstance(keyword.value, Name)
                                 ):
                                     status = helper.ints.get(keyword.value.id)
                                     if passes_parameter and keyword.value.id in helper.params:
@@ -3509,13 +3566,13 @@ class _ModuleExtractor:
                 for keyword in call.keywords:
                     # omegaconf's ``self._format_and_raise(key=key, value=None,
                     # cause=ConfigAttributeError(msg))``: raised by the helper it is given to.
-                    if type(keyword.value) is ast.Call:
+                    if type(keyword.value) is Call:
                         self._objects(keyword.value, statement, depth + 1)
-        elif kind in (ast.List, ast.Tuple, ast.Set):
+        elif kind in (List, Tuple, Set):
             if depth < 3:
                 for element in node.elts:  # type: ignore[attr-defined]
                     self._objects(element, statement, depth + 1)
-        elif kind in (ast.Starred, ast.Await, ast.Yield, ast.YieldFrom):
+        elif kind in (Starred, Await, Yield, YieldFrom):
             inner = node.value  # type: ignore[attr-defined]
             if inner is not None and depth < 3:
                 self._objects(inner, statement, depth + 1)
@@ -3523,23 +3580,23 @@ class _ModuleExtractor:
     def _is_passthrough(self, node: ast.expr) -> bool:
         """Tell whether a message is only a caught exception (``X(e)``, ``str(e)``, ``e.args``)."""
         kind = type(node)
-        if kind is ast.Name:
+        if kind is Name:
             return node.id in self._scope.caught  # type: ignore[attr-defined]
-        if kind in (ast.Attribute, ast.Subscript, ast.Starred):
+        if kind in (Attribute, Subscript, Starred):
             return self._is_passthrough(node.value)  # type: ignore[attr-defined]
-        if kind is ast.Call:
+        if kind is Call:
             call: ast.Call = node  # type: ignore[assignment]
-            if isinstance(call.func, ast.Attribute) and not call.args:
+            if isinstance(call.func, Attribute) and not call.args:
                 return self._is_passthrough(call.func.value)
             return (
                 _class_name(call.func) in ("str", "repr", "format_exception_only")
                 and len(call.args) == 1
                 and self._is_passthrough(call.args[0])
             )
-        if kind is ast.JoinedStr:
+        if kind is JoinedStr:
             values = node.values  # type: ignore[attr-defined]
             return all(
-                isinstance(v, ast.FormattedValue) and self._is_passthrough(v.value) for v in values
+                isinstance(v, FormattedValue) and self._is_passthrough(v.value) for v in values
             )
         return False
 
@@ -3559,7 +3616,7 @@ class _ModuleExtractor:
         params: dict[str, Any] | None = None,
         instance: str | None = None,
     ) -> None:
-        if type(message) is ast.Constant and not isinstance(message.value, str):
+        if type(message) is Constant and not isinstance(message.value, str):
             # ``raise SystemExit(2)``, ``KeyError(0)``: the exception shows ``str(value)``.
             builds = [Built((TemplatePart(text=str(message.value)),), "constant")]
         else:
@@ -3725,9 +3782,9 @@ class _ModuleExtractor:
         """Remember a call's line by the name it calls (the callers of functions, at link)."""
         func = call.func
         kind = type(func)
-        if kind is ast.Attribute:
+        if kind is Attribute:
             name: str = func.attr  # type: ignore[attr-defined]
-        elif kind is ast.Name:
+        elif kind is Name:
             name = func.id  # type: ignore[attr-defined]
             if name in _BUILTIN_NAMES:
                 return
@@ -3789,7 +3846,7 @@ class _ModuleExtractor:
             ][-_MAX_GUARD_ENTRIES:]
         for entry in guards:
             found.extend(self._resolve_guard(entry))
-        if isinstance(node, ast.Assert):
+        if isinstance(node, Assert):
             # ``assert cond, msg`` fails when ``cond`` does not hold.
             found.extend(self._condition(node.test, False, True))
         subject = self._subject(found, holes, header)
@@ -3826,8 +3883,8 @@ class _ModuleExtractor:
         docstring = None
         first = node.body[0] if node.body else None
         if (
-            type(first) is ast.Expr
-            and type(first.value) is ast.Constant
+            type(first) is Expr
+            and type(first.value) is Constant
             and isinstance(first.value.value, str)
         ):
             # The first paragraph, its whitespace collapsed (no need for inspect.cleandoc).
@@ -3908,15 +3965,15 @@ class _ModuleExtractor:
         """The guards one condition makes: ``a and b`` leading to the site is two of them."""
         kind = type(test)
         if depth < 4:
-            if kind is ast.BoolOp and (type(test.op) is ast.And) == leads:  # type: ignore[attr-defined]
+            if kind is BoolOp and (type(test.op) is And) == leads:  # type: ignore[attr-defined]
                 found: list[_Found] = []
                 for value in test.values:  # type: ignore[attr-defined]
                     found.extend(self._condition(value, leads, accepting, depth + 1))
                 return found
             if (
-                kind is ast.UnaryOp
-                and type(test.op) is ast.Not  # type: ignore[attr-defined]
-                and type(test.operand) is ast.BoolOp  # type: ignore[attr-defined]
+                kind is UnaryOp
+                and type(test.op) is Not  # type: ignore[attr-defined]
+                and type(test.operand) is BoolOp  # type: ignore[attr-defined]
             ):
                 return self._condition(test.operand, not leads, accepting, depth + 1)  # type: ignore[attr-defined]
         name, subject, values, positive = self._classify(test, 0)
@@ -3948,12 +4005,12 @@ class _ModuleExtractor:
         it says neither.
         """
         kind = type(node)
-        if kind is ast.UnaryOp and type(node.op) is ast.Not:  # type: ignore[attr-defined]
+        if kind is UnaryOp and type(node.op) is Not:  # type: ignore[attr-defined]
             name, subject, values, positive = self._classify(node.operand, depth + 1)  # type: ignore[attr-defined]
             return name, subject, values, None if positive is None else not positive
-        if kind is ast.Compare:
+        if kind is Compare:
             return self._compare(node)  # type: ignore[arg-type]
-        if kind is ast.Call:
+        if kind is Call:
             call: ast.Call = node  # type: ignore[assignment]
             callee = _class_name(call.func)
             args = call.args
@@ -3962,18 +4019,18 @@ class _ModuleExtractor:
             if callee == "len" and len(args) == 1:
                 return "truthiness", self._subject_text(args[0]), (), None
             func = call.func
-            if type(func) is ast.Attribute and type(func.value) in (ast.Name, ast.Attribute):
+            if type(func) is Attribute and type(func.value) in (Name, Attribute):
                 # ``name.startswith("_")``: about ``name``, unless it is a module or ``self``.
                 head = _dotted(func.value)
                 root = head.partition(".")[0] if head else ""
                 if head and root not in ("self", "cls") and root not in self.imports:
                     return "other", head, (), None
-            if args and type(args[0]) in (ast.Name, ast.Attribute):
+            if args and type(args[0]) in (Name, Attribute):
                 return "other", self._subject_text(args[0]), (), None
             return "other", None, (), None
-        if kind is ast.Name or kind is ast.Attribute or kind is ast.Subscript:
+        if kind is Name or kind is Attribute or kind is Subscript:
             return "truthiness", self._subject_text(node), (), None
-        if kind is ast.BoolOp and depth < 4:
+        if kind is BoolOp and depth < 4:
             parts = [self._classify(value, depth + 1) for value in node.values]  # type: ignore[attr-defined]
             kinds = {part[0] for part in parts}
             subjects = {part[1] for part in parts}
@@ -4000,19 +4057,19 @@ class _ModuleExtractor:
             )
         op = type(node.ops[0])
         right = node.comparators[0]
-        if op is ast.In or op is ast.NotIn:
+        if op is In or op is NotIn:
             members = self._members(right, 0)
             left = _normalised(left)
             return (
                 "membership",
                 self._subject_text(left),
                 members,
-                (op is ast.In) if members and type(left) in _SUBJECT_NODES else None,
+                (op is In) if members and type(left) in _SUBJECT_NODES else None,
             )
-        equality = op is ast.Eq or op is ast.NotEq or op is ast.Is or op is ast.IsNot
+        equality = op is Eq or op is NotEq or op is Is or op is IsNot
         if equality and (_is_none(right) or _is_none(left)):
             other = left if _is_none(right) else right
-            return "none-check", self._subject_text(other), ("None",), op is ast.Is or op is ast.Eq
+            return "none-check", self._subject_text(other), ("None",), op is Is or op is Eq
         if equality and _is_type_call(left):
             return "isinstance", self._subject_text(left.args[0]), self._type_names(right), None  # type: ignore[attr-defined]
         value = _value_text(right)
@@ -4026,33 +4083,29 @@ class _ModuleExtractor:
         if (
             value is not None
             and type(subject) in _SUBJECT_NODES  # not ``len(x) == 0``: 0 is no value of x
-            and (
-                op is ast.Eq
-                or op is ast.NotEq
-                or ("." in value and (op is ast.Is or op is ast.IsNot))
-            )
+            and (op is Eq or op is NotEq or ("." in value and (op is Is or op is IsNot)))
         ):
-            positive = op is ast.Eq or op is ast.Is
+            positive = op is Eq or op is Is
         return "comparison", self._subject_text(subject), (value,) if value else (), positive
 
     def _subject_text(self, node: ast.expr) -> str | None:
-        if isinstance(node, ast.Name):
+        if isinstance(node, Name):
             return node.id
-        if isinstance(node, ast.Constant):
+        if isinstance(node, Constant):
             return None
         if (
-            isinstance(node, ast.Call)
+            isinstance(node, Call)
             and _class_name(node.func) in ("len", "type")
             and len(node.args) == 1
         ):
             return self._subject_text(node.args[0])
-        text = _dotted(node) if isinstance(node, ast.Attribute) else None
+        text = _dotted(node) if isinstance(node, Attribute) else None
         return text or self._text(node)
 
     def _type_names(self, node: ast.expr) -> tuple[str, ...]:
-        if type(node) is ast.Tuple:
+        if type(node) is Tuple:
             return tuple(name for e in node.elts for name in self._type_names(e))[:_MAX_VALUES]
-        if type(node) is ast.BinOp and type(node.op) is ast.BitOr:
+        if type(node) is BinOp and type(node.op) is BitOr:
             return self._type_names(node.left) + self._type_names(node.right)
         return (_dotted(node) or self._text(node),)
 
@@ -4065,10 +4118,10 @@ class _ModuleExtractor:
         if depth > 4:
             return ()
         kind = type(node)
-        if kind is ast.Tuple or kind is ast.List or kind is ast.Set:
+        if kind is Tuple or kind is List or kind is Set:
             values: list[str] = []
             for element in node.elts:  # type: ignore[attr-defined]
-                if type(element) is ast.Starred:
+                if type(element) is Starred:
                     inner = self._members(element.value, depth + 1)
                     if not inner:
                         return ()
@@ -4079,7 +4132,7 @@ class _ModuleExtractor:
                     return ()
                 values.append(text)
             return tuple(values[:_MAX_VALUES])
-        if kind is ast.Dict:
+        if kind is Dict:
             keys: list[str] = []
             for key, value in zip(node.keys, node.values, strict=True):  # type: ignore[attr-defined]
                 if key is None:  # {**OTHER, ...}
@@ -4093,7 +4146,7 @@ class _ModuleExtractor:
                     return ()
                 keys.append(text)
             return tuple(keys[:_MAX_VALUES])
-        if kind is ast.Name:
+        if kind is Name:
             name: str = node.id  # type: ignore[attr-defined]
             scope = self._scope
             if name in scope.containers:
@@ -4105,28 +4158,28 @@ class _ModuleExtractor:
             cls = self._class_names.get(name)
             members = _enum_members(cls) if cls is not None else None
             return tuple(f"{name}.{member}" for member, _ in members or ())[:_MAX_VALUES]
-        if kind is ast.Attribute:
+        if kind is Attribute:
             return self._attribute_members(node, depth)  # type: ignore[arg-type]
-        if kind is ast.Call:
+        if kind is Call:
             func = node.func  # type: ignore[attr-defined]
             args = node.args  # type: ignore[attr-defined]
             if (
-                type(func) is ast.Name
+                type(func) is Name
                 and func.id in ("frozenset", "set", "tuple", "list", "sorted")
                 and len(args) == 1
             ):
                 return self._members(args[0], depth + 1)
-            if type(func) is ast.Attribute and func.attr == "keys" and not args:
+            if type(func) is Attribute and func.attr == "keys" and not args:
                 return self._members(func.value, depth + 1)
             return ()
-        if kind is ast.ListComp or kind is ast.SetComp or kind is ast.GeneratorExp:
+        if kind is ListComp or kind is SetComp or kind is GeneratorExp:
             return self._enum_comprehension(node)  # type: ignore[arg-type]
         return ()
 
     def _attribute_members(self, node: ast.Attribute, depth: int) -> tuple[str, ...]:
         """``self.CHOICES``, ``Cls.CHOICES``, ``Mode.__members__``, ``Mode._value2member_map_``."""
         owner = node.value
-        if type(owner) is not ast.Name:
+        if type(owner) is not Name:
             return ()
         cls: ast.ClassDef | None
         if owner.id in ("self", "cls"):
@@ -4158,10 +4211,10 @@ class _ModuleExtractor:
         element = node.elt
         if (
             generator.ifs
-            or type(generator.target) is not ast.Name
-            or type(generator.iter) is not ast.Name
-            or type(element) is not ast.Attribute
-            or type(element.value) is not ast.Name
+            or type(generator.target) is not Name
+            or type(generator.iter) is not Name
+            or type(element) is not Attribute
+            or type(element.value) is not Name
             or element.value.id != generator.target.id
         ):
             return ()
@@ -4215,14 +4268,14 @@ class _ModuleExtractor:
         body: list[ast.stmt] = statement.body  # type: ignore[attr-defined]
         for inner in body[:4]:
             kind = type(inner)
-            if kind not in (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Expr):
+            if kind not in (Assign, AnnAssign, AugAssign, Return, Expr):
                 continue
             value = inner.value  # type: ignore[attr-defined]
-            if isinstance(value, ast.Await):
+            if isinstance(value, Await):
                 value = value.value
             if value is None:
                 continue
-            candidates = [value, *value.args] if type(value) is ast.Call else [value]
+            candidates = [value, *value.args] if type(value) is Call else [value]
             for candidate in candidates:
                 found = self._lookup_in(candidate, key_error, value_error)
                 if found is not None:
@@ -4234,16 +4287,16 @@ class _ModuleExtractor:
         container: ast.expr | None = None
         key: ast.expr | None = None
         values: tuple[str, ...] = ()
-        if kind is ast.Subscript and key_error:
+        if kind is Subscript and key_error:
             container, key = node.value, node.slice  # type: ignore[attr-defined]
-        elif kind is ast.Call:
+        elif kind is Call:
             func = node.func  # type: ignore[attr-defined]
             args = node.args  # type: ignore[attr-defined]
             if len(args) != 1:
                 return None
-            if key_error and type(func) is ast.Attribute and func.attr in ("pop", "__getitem__"):
+            if key_error and type(func) is Attribute and func.attr in ("pop", "__getitem__"):
                 container, key = func.value, args[0]
-            elif value_error and type(func) is ast.Name:
+            elif value_error and type(func) is Name:
                 cls = self._class_names.get(func.id)
                 members = _enum_members(cls) if cls is not None else None
                 if not members:
@@ -4251,10 +4304,10 @@ class _ModuleExtractor:
                 texts = [_value_text(value) for _, value in members]
                 values = tuple(t for t in texts if t is not None) if all(texts) else ()
                 key = args[0]
-        if key is None or type(key) in (ast.Constant, ast.Slice):
+        if key is None or type(key) in (Constant, Slice):
             return None
         if container is not None:
-            cls = self._class_names.get(container.id) if type(container) is ast.Name else None
+            cls = self._class_names.get(container.id) if type(container) is Name else None
             members = _enum_members(cls) if cls is not None else None
             if members is not None:  # Mode[name]
                 values = tuple(repr(name) for name, _ in members)
@@ -4274,7 +4327,7 @@ class _ModuleExtractor:
         caught = handler.type
         if caught is None:
             return []
-        elements = caught.elts if type(caught) is ast.Tuple else [caught]
+        elements = caught.elts if type(caught) is Tuple else [caught]
         return [_dotted(element) or self._text(element) for element in elements][:8]
 
     def _subject(
@@ -4332,10 +4385,10 @@ class _ModuleExtractor:
         if depth > 4:
             return ()
         kind = type(node)
-        if kind is ast.Subscript:
+        if kind is Subscript:
             head = _class_name(node.value)  # type: ignore[attr-defined]
             inner = node.slice  # type: ignore[attr-defined]
-            elements = inner.elts if type(inner) is ast.Tuple else [inner]
+            elements = inner.elts if type(inner) is Tuple else [inner]
             if head == "Literal":
                 texts = [_value_text(element) for element in elements]
                 return tuple(t for t in texts if t is not None)
@@ -4344,13 +4397,13 @@ class _ModuleExtractor:
             if head == "Annotated":
                 return self._literal_values(elements[0], depth + 1)
             return ()
-        if kind is ast.BinOp and type(node.op) is ast.BitOr:  # type: ignore[attr-defined]
+        if kind is BinOp and type(node.op) is BitOr:  # type: ignore[attr-defined]
             operation: ast.BinOp = node  # type: ignore[assignment]
             left = self._literal_values(operation.left, depth + 1)
             return left + self._literal_values(operation.right, depth + 1)
-        if kind is ast.Name and node.id in self._values:  # type: ignore[attr-defined]
+        if kind is Name and node.id in self._values:  # type: ignore[attr-defined]
             return self._literal_values(self._values[node.id], depth + 1)  # type: ignore[attr-defined]
-        if kind is ast.Constant and isinstance(node.value, str):  # type: ignore[attr-defined]
+        if kind is Constant and isinstance(node.value, str):  # type: ignore[attr-defined]
             try:
                 parsed = ast.parse(node.value.strip(), mode="eval").body  # type: ignore[attr-defined]
             except (SyntaxError, ValueError):
@@ -5898,7 +5951,7 @@ class _Linker:
         return completed
 
 
-OLD_GRAMMAR = (3, 6)
+OLD_GRAMMAR: Final = (3, 6)
 """The grammar a file is parsed with again when this Python's refuses it: code written before
 Python 3.7 may use ``async`` and ``await`` as names (celery 4.1's ``from kombu.async import
 …``), which that grammar still accepts."""

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from errdex.models import MessageTemplate
 
@@ -203,7 +203,7 @@ _last_split: tuple[str, list[str]] = ("", [])
 """The last text :func:`filed_under` split, and its words: explain looks one message up in
 two tables (the index's and the interpreter's), and the words' hashes are then computed once."""
 
-_SPLIT_KEPT = 4096
+_SPLIT_KEPT: Final = 4096
 """Longer texts are not kept in :data:`_last_split`."""
 
 
@@ -224,7 +224,7 @@ def filed_under(table: dict[str, _T], text: str) -> list[_T]:
     return hits if len(hits) < 2 else list(dict.fromkeys(hits))
 
 
-_SPACE = re.compile(r"\s+")
+_SPACE: Final = re.compile(r"\s+")
 
 
 def normalize_space(text: str) -> str:

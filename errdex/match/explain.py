@@ -45,32 +45,32 @@ from errdex.models import CapturedText, ErrorRecord, Match, MatchKind
 from errdex.store.base import RecordStore, SearchQuery
 from errdex.values import finish_value
 
-NEARBY_LINES = 40
+NEARBY_LINES: Final = 40
 """A frame this close to a record's line in the same file counts as another version of it."""
 
-MAX_CAPTURED_TEXTS = 3
+MAX_CAPTURED_TEXTS: Final = 3
 """At most this many records are named for the text a match captured (identical ones)."""
 
-SAME_STATEMENT_GAIN = 25.0
+SAME_STATEMENT_GAIN: Final = 25.0
 """What the innermost frame gives a record whose statement is the code line it shows, at
 another line (another version of the file): more than a nearby line, less than its own."""
 
-MAX_STATEMENT_READS = 200
+MAX_STATEMENT_READS: Final = 200
 """At most this many records of the innermost frame's file are read to compare statements."""
 
-INNERMOST_GAIN = 40.0
+INNERMOST_GAIN: Final = 40.0
 """What the innermost frame at a record's line gives (4 less inside its statement)."""
 
-OUTER_GAIN = 30.0
+OUTER_GAIN: Final = 30.0
 """What another frame at a record's line gives (4 less inside its statement)."""
 
-INSIDE_STATEMENT = 4.0
+INSIDE_STATEMENT: Final = 4.0
 """What a frame inside a record's statement, not at its first line, gives less."""
 
-MAX_CANDIDATES = 5000
+MAX_CANDIDATES: Final = 5000
 """At most this many verified records are ranked per error (identical templates)."""
 
-_ALIASES = {
+_ALIASES: Final = {
     "EnvironmentError": "OSError",
     "IOError": "OSError",
     "WindowsError": "OSError",
@@ -81,35 +81,35 @@ _ALIASES = {
 """Names that are the same class at run time (a traceback prints the real one)."""
 
 
-UNMARKED_CUT = 60
+UNMARKED_CUT: Final = 60
 """A message that stops before its template's end, with no ``...`` to say it was cut, counts
 only when it shows at least this many of the template's literal characters."""
 
-MAX_PARAGRAPHS = 10
+MAX_PARAGRAPHS: Final = 10
 """A message's leading paragraphs are tried alone (text appended after a message) up to this."""
 
-MAX_LEADING_LINES = 40
+MAX_LEADING_LINES: Final = 40
 """A message's leading lines are tried alone (text appended after a message) up to this."""
 
-MAX_LEADING_CHARS = 20_000
+MAX_LEADING_CHARS: Final = 20_000
 """A longer message's leading lines are not tried (they keep a lookup fast on hostile pastes)."""
 
-MAX_LINES = 40
+MAX_LINES: Final = 40
 """At most this many lines are searched when the message itself matches nothing."""
 
-MAX_PASTE_LINES = 400
+MAX_PASTE_LINES: Final = 400
 """The last lines of a paste that the fallbacks look at."""
 
-FALLBACK_LINE_CHARS = 4000
+FALLBACK_LINE_CHARS: Final = 4000
 """Longer lines are left out of the fallbacks (they keep a lookup fast on hostile pastes)."""
 
-_MENTION = re.compile(r"(?P<path>[\w./\\-]+\.py)(?::|\", line |, line )(?P<line>\d{1,7})\b")
+_MENTION: Final = re.compile(r"(?P<path>[\w./\\-]+\.py)(?::|\", line |, line )(?P<line>\d{1,7})\b")
 """A ``path.py:LINE`` (or ``path.py", line LINE``) mention in a paste without frames."""
 
-_MENTION_HINTS = (".py:", '.py"', ".py,")
+_MENTION_HINTS: Final = (".py:", '.py"', ".py,")
 """What a line holds when :data:`_MENTION` can match in it (found without running it)."""
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+_WORD: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 """A word a message is searched by when no template matches it."""
 
 
@@ -129,30 +129,32 @@ def _names_a_class(name: str) -> bool:
     return last[:1].isupper()
 
 
-OFF_TRACEBACK = 20.0
+OFF_TRACEBACK: Final = 20.0
 """What a record loses when a traceback reaches the source but none of its frames its file."""
 
-_CLASS_CHECKS = 50
+_CLASS_CHECKS: Final = 50
 """At most this many records of a matching template are checked against the pasted class."""
 
-_CLASSLESS = (".go", ".rs")
+_CLASSLESS: Final = (".go", ".rs")
 """Sources whose errors carry no class a trace prints: Go shows ``panic:`` or nothing, Rust's
 ``main`` prints ``Error:`` whatever the error type, so a different pasted class is no
 contradiction."""
 
-_LEVELS = frozenset({"CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "EXCEPTION"})
-_ERRNO = re.compile(r"^\[(?:Errno|WinError) -?\d+\] ")
-_FILENAME = re.compile(r": '(?:[^'\\]|\\.)*'(?: -> '(?:[^'\\]|\\.)*')?\Z")
+_LEVELS: Final = frozenset(
+    {"CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "EXCEPTION"}
+)
+_ERRNO: Final = re.compile(r"^\[(?:Errno|WinError) -?\d+\] ")
+_FILENAME: Final = re.compile(r": '(?:[^'\\]|\\.)*'(?: -> '(?:[^'\\]|\\.)*')?\Z")
 """The filename (and, for a rename, the target) OSError prints after its message."""
-_TUPLE_HEAD = re.compile(r"""\((?P<text>'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"), """)
+_TUPLE_HEAD: Final = re.compile(r"""\((?P<text>'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"), """)
 """The first argument of an exception raised with several, as it prints them (a tuple)."""
-_SUB_EXCEPTIONS = re.compile(r" \(\d+ sub-exceptions?\)\Z")
-_LINK_NOTE = re.compile(r"\([^()\n]{0,80}https?://[^()\s]{1,200}\)\Z")
+_SUB_EXCEPTIONS: Final = re.compile(r" \(\d+ sub-exceptions?\)\Z")
+_LINK_NOTE: Final = re.compile(r"\([^()\n]{0,80}https?://[^()\s]{1,200}\)\Z")
 """A note in parentheses with a link that ends a message."""
-MAX_LINK_NOTE = 300
+MAX_LINK_NOTE: Final = 300
 """Such a note is looked for in this many last characters of a message only."""
 
-_ID_NOTE = re.compile(r" \((?:[A-Za-z][A-Za-z -]{0,30} )?ID: [^()\n]{1,200}\)")
+_ID_NOTE: Final = re.compile(r" \((?:[A-Za-z][A-Za-z -]{0,30} )?ID: [^()\n]{1,200}\)")
 """The ID of a request that a client adds to a message at run time, at the end of its first
 line (huggingface_hub's ``403 Client Error. (Request ID: Root=1-…)``)."""
 
@@ -331,7 +333,7 @@ def message_variants(error: ParsedError) -> list[str]:
     return variants
 
 
-_ARGPARSE_ERROR = re.compile(r"^[\w.-]+: error: (?P<message>[^\n]*\S)", re.M)
+_ARGPARSE_ERROR: Final = re.compile(r"^[\w.-]+: error: (?P<message>[^\n]*\S)", re.M)
 """The line argparse prints for ``parser.error(msg)``: ``prog: error: msg``."""
 
 
@@ -349,10 +351,10 @@ def _argparse_said(error: ParsedError) -> str | None:
     return said["message"] if said is not None else None
 
 
-MAX_REPR_CHARS = 4000
+MAX_REPR_CHARS: Final = 4000
 """A message longer than this is not read as a list or dict of messages."""
 
-MAX_REPR_LEAVES = 8
+MAX_REPR_LEAVES: Final = 8
 """At most this many messages of such a list or dict are tried."""
 
 
@@ -444,11 +446,11 @@ def _parenthesised_variants(message: str, error_class: str | None) -> list[str]:
     return variants
 
 
-_TRACEBACK_HEADER = re.compile(
+_TRACEBACK_HEADER: Final = re.compile(
     r"^[ \t]*Traceback \(most recent call last\):[ \t]*\r?$", re.MULTILINE
 )
 
-MAX_LEAD_CHARS = 8000
+MAX_LEAD_CHARS: Final = 8000
 """At most this much text before a traceback is tried as the message logged with it."""
 
 
@@ -482,32 +484,32 @@ def _offer(
     return offered
 
 
-SAME_CLASS_GAIN = 15.0
+SAME_CLASS_GAIN: Final = 15.0
 """What a record gains when the pasted class is its class."""
 
-BASE_CLASS_GAIN = 10.0
+BASE_CLASS_GAIN: Final = 10.0
 """What it gains when the pasted class derives from its class: less than the class itself."""
 
-CLASS_SITES = 8
+CLASS_SITES: Final = 8
 """Without a template that matches, the records of a class raised at most this often come in."""
 
-CLASS_GAIN = 20.0
+CLASS_GAIN: Final = 20.0
 """What such a record gains: more than a loose match of a class the paste contradicts."""
 
-CROWDED_CLASS_GAIN = 10.0
+CROWDED_CLASS_GAIN: Final = 10.0
 """What a record of a class raised at more places gains, when its template prints the message."""
 
-MAX_CLASS_RECORDS = 50
+MAX_CLASS_RECORDS: Final = 50
 """At most this many records of a class raised at many places come in that way."""
 
-HANDED_GAIN = 10.0
+HANDED_GAIN: Final = 10.0
 """What a specific record off a traceback gains when the traceback's raise passes on a text
 it was given (``raise RuntimeError(unbound_message)``): more than the raise's frame."""
 
-MAX_HANDED_READS = 50
+MAX_HANDED_READS: Final = 50
 """At most this many records off a traceback are read to tell whether they hand their text on."""
 
-INTERPRETER_PENALTY = 20.0
+INTERPRETER_PENALTY: Final = 20.0
 """What a record loses when Python itself raises the pasted message and no frame is at it."""
 
 
@@ -598,10 +600,12 @@ def _logged_message(parsed: ParsedInput, text: str) -> str:
     return text[max(0, first - MAX_LEAD_CHARS) : first].strip()
 
 
-_FIRST_LINE_NOTE = "the message's first line matches the template; the lines after it follow it"
+_FIRST_LINE_NOTE: Final = (
+    "the message's first line matches the template; the lines after it follow it"
+)
 
 
-MIN_WRAP_WIDTH = 40
+MIN_WRAP_WIDTH: Final = 40
 """A message whose lines all end at one column at least this far is taken as hard-wrapped."""
 
 
@@ -646,11 +650,13 @@ def _paste_lines(text: str) -> list[str]:
     ]
 
 
-_ASYNC_PATH = re.compile(r"(?:^|/)(?:asynchronous|aio|_async|async_?)(?:/|\.py\Z)|_async\.py\Z")
+_ASYNC_PATH: Final = re.compile(
+    r"(?:^|/)(?:asynchronous|aio|_async|async_?)(?:/|\.py\Z)|_async\.py\Z"
+)
 
 
-_BY_RECORD = attrgetter("record")
-_BY_SCORE = attrgetter("score", "spelled")
+_BY_RECORD: Final = attrgetter("record")
+_BY_SCORE: Final = attrgetter("score", "spelled")
 
 
 def _best_shared(candidates: list[_Candidate]) -> bool:
@@ -702,7 +708,7 @@ def _asynchronous(path: str) -> bool:
     return _ASYNC_PATH.search(path) is not None
 
 
-_CLICK_TRY = re.compile(r"""^Try (['"])\S.* --help\1 for help\.[ \t]*$""", re.M)
+_CLICK_TRY: Final = re.compile(r"""^Try (['"])\S.* --help\1 for help\.[ \t]*$""", re.M)
 """The line click prints under the usage of a command a usage error stopped."""
 
 

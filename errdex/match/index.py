@@ -37,6 +37,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Final
 
 from errdex.match.compile import (
     CompiledTemplate,
@@ -49,21 +50,21 @@ from errdex.match.compile import (
 from errdex.match.engines import PrefilterEngine, make_engine
 from errdex.memory import collector_paused
 
-KEY_LENGTH = 16
+KEY_LENGTH: Final = 16
 """Longest prefilter key; longer literals contribute a window of this length."""
 
-_MAX_LINE = 2**31 - 1
+_MAX_LINE: Final = 2**31 - 1
 """Lines are kept as 32-bit numbers (``array("i")``); a higher one counts as this one."""
 
-FORMAT_VERSION = 15
+FORMAT_VERSION: Final = 15
 
 IndexRow = tuple[int, str, str, int, int, str, str]
 """What the index reads per record: rowid, class, path, line, end line, kind, template JSON."""
 
 
-_SPACES = re.compile(r"\s+")
-_SPACE_RUN = re.compile(r"[ \t]{2}|\t")
-_THREE_ALNUM = re.compile(r"[^\W_][\W_]*[^\W_][\W_]*[^\W_]")
+_SPACES: Final = re.compile(r"\s+")
+_SPACE_RUN: Final = re.compile(r"[ \t]{2}|\t")
+_THREE_ALNUM: Final = re.compile(r"[^\W_][\W_]*[^\W_][\W_]*[^\W_]")
 
 
 def _usable(text: str) -> bool:
@@ -71,14 +72,14 @@ def _usable(text: str) -> bool:
     return _THREE_ALNUM.search(text) is not None
 
 
-SPECIFIC = 12
+SPECIFIC: Final = 12
 """Templates with fewer literal characters match too much to be evidence on their own: explain
 needs a frame to call them exact, and a log scan does not group lines by them."""
 
-SHARED_HEAD = 4
+SHARED_HEAD: Final = 4
 """Heads shared by more templates than this are split by the templates' tails."""
 
-BIG_HEAD = 32
+BIG_HEAD: Final = 32
 """Head and tail shared by more templates than this: they are split by their keys."""
 
 _Members = int | tuple[int, ...]
@@ -86,30 +87,33 @@ _ByKey = dict[int, tuple[int, ...]]
 _ByTail = dict[str, _Members | _ByKey]
 _Heads = dict[str, _Members | _ByTail]
 
-FREE, CROWDED, ALL, WORDLESS = 0, 1, 2, 3
+FREE: Final = 0
+CROWDED: Final = 1
+ALL: Final = 2
+WORDLESS: Final = 3
 """The automata: of the templates a whole message cannot be placed by (no head), of those
 whose head and tail many share, of all the specific ones (to search a line), and of the templates
 without a head that no word of theirs finds either (see :attr:`MatcherIndex._free_words`)."""
 
-HEAD_LENGTHS = (16, 12, 9, 7, 5, 3, 1)
+HEAD_LENGTHS: Final = (16, 12, 9, 7, 5, 3, 1)
 """How many leading characters of a template's first literal make its head: the most it has
 of these. A lookup tries only the lengths that heads beginning as the message does have
 (:meth:`MatcherIndex.head_groups`)."""
 
-PREFIX_LENGTH = 3
+PREFIX_LENGTH: Final = 3
 """Heads are grouped by this many first characters to know which head lengths to try."""
 
-MAX_CUT_CANDIDATES = 2000
+MAX_CUT_CANDIDATES: Final = 2000
 """At most this many templates are tried against a message cut short."""
 
-MAX_STARTS = 16
+MAX_STARTS: Final = 16
 """A template is tried at most at this many places in a line (:meth:`MatcherIndex.find_in`)."""
 
-LAYOUT_PREFIXES = ("src/", "python/", "lib/", "python3/")
+LAYOUT_PREFIXES: Final = ("src/", "python/", "lib/", "python3/")
 """Repository directories that are not part of the installed package's path."""
 
 
-_CAUGHT_HOLE = re.compile(r"(?:str\()?(?:e|ex|exc|err|error|exception|cause|original)\)?")
+_CAUGHT_HOLE: Final = re.compile(r"(?:str\()?(?:e|ex|exc|err|error|exception|cause|original)\)?")
 """The hole of a record that re-raises a caught error's message (``{str(e)}``, ``{exc}``)."""
 
 
@@ -207,7 +211,7 @@ def _csr(groups: Sequence[Sequence[int]]) -> tuple[array[int], array[int]]:
     return starts, items
 
 
-INDEX_FIELDS = (
+INDEX_FIELDS: Final = (
     "version",
     "engines",
     "_literals",
@@ -807,7 +811,7 @@ def template_head(first: str) -> str:
     return head
 
 
-TAIL_LENGTH = 4
+TAIL_LENGTH: Final = 4
 """How many trailing characters of a template's last literal make its tail."""
 
 

@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Final
 
 from errdex.match.compile import by_words, filed_under, match_literals
 
@@ -51,7 +52,7 @@ class InterpreterMessage:
         return f"{who} raises this {error_class or self.error_class}: {self.meaning}."
 
 
-_LOGGED = frozenset({"ERROR", "WARNING"})
+_LOGGED: Final = frozenset({"ERROR", "WARNING"})
 """The levels a standard library module logs a message of the table at, in place of a class."""
 
 
@@ -374,7 +375,7 @@ _MESSAGES: tuple[tuple[str, str, str], ...] = (
     ),
 )
 
-_OS_REASONS = (
+_OS_REASONS: Final = (
     "No such file or directory",
     "Permission denied",
     "Is a directory",
@@ -662,7 +663,7 @@ _LIBRARY: tuple[tuple[str, str, str, str], ...] = (
     ),
 )
 
-DBAPI_ERRORS = frozenset(
+DBAPI_ERRORS: Final = frozenset(
     {
         "DatabaseError",
         "OperationalError",
@@ -676,14 +677,14 @@ DBAPI_ERRORS = frozenset(
 )
 """PEP 249's exception names: whatever package raises one, its message is the driver's."""
 
-_ENTRIES = [InterpreterMessage(*message) for message in _MESSAGES] + [
+_ENTRIES: Final = [InterpreterMessage(*message) for message in _MESSAGES] + [
     InterpreterMessage(error_class, template, meaning, module)
     for module, error_class, template, meaning in _LIBRARY
 ]
 
-_SUGGESTION = re.compile(r"\.? Did you (?:mean|forget to import)\b[^\n]*\Z")
+_SUGGESTION: Final = re.compile(r"\.? Did you (?:mean|forget to import)\b[^\n]*\Z")
 
-_SUBCLASSES = {
+_SUBCLASSES: Final = {
     **dict.fromkeys(
         (
             "IOError",

@@ -65,34 +65,34 @@ __all__ = [
     "strip_ansi",
 ]
 
-MAX_SCAN_CHARS = 500_000
+MAX_SCAN_CHARS: Final = 500_000
 """About this many characters at the end of a paste are scanned (the rest is kept, not parsed)."""
 
-MAX_SCAN_LINES = 10_000
+MAX_SCAN_LINES: Final = 10_000
 """Only the last this many lines of a paste are scanned."""
 
-MAX_LINE_CHARS = 50_000
+MAX_LINE_CHARS: Final = 50_000
 """Longer lines are cut here and end with ``…`` (so a message cut this way is ``truncated``)."""
 
-MAX_ERRORS = 100
+MAX_ERRORS: Final = 100
 """At most this many errors are kept: the first :data:`_ERROR_HEAD` and the last ones."""
 
-MAX_FRAMES = 100
+MAX_FRAMES: Final = 100
 """At most this many frames are kept per error: the first :data:`_FRAME_HEAD` and the last ones."""
 
-MAX_MESSAGE_LINES = 200
-MAX_MESSAGE_CHARS = 50_000
-MAX_NOTES = 20
-MAX_GROUP_DEPTH = 16
-MAX_NESTING = 2
-_ERROR_HEAD = 10
-_FRAME_HEAD = 10
-_HEAD_CHARS = 256
+MAX_MESSAGE_LINES: Final = 200
+MAX_MESSAGE_CHARS: Final = 50_000
+MAX_NOTES: Final = 20
+MAX_GROUP_DEPTH: Final = 16
+MAX_NESTING: Final = 2
+_ERROR_HEAD: Final = 10
+_FRAME_HEAD: Final = 10
+_HEAD_CHARS: Final = 256
 
 KINDS: tuple[str, ...] = ("message", "traceback", "log", "ipython", "pytest", "json-log")
 """The kinds of input, from least to most specific (the most specific found wins)."""
 
-_KIND_RANK = {kind: rank for rank, kind in enumerate(KINDS)}
+_KIND_RANK: Final = {kind: rank for rank, kind in enumerate(KINDS)}
 
 
 # -- the values ------------------------------------------------------------------------------
@@ -208,7 +208,7 @@ class ParsedError:
 finish_value(ParsedError)
 
 
-_PRIMARY_RANK = {None: 4, "CRITICAL": 3, "ERROR": 2, "WARNING": 1}
+_PRIMARY_RANK: Final = {None: 4, "CRITICAL": 3, "ERROR": 2, "WARNING": 1}
 
 
 @dataclass(unsafe_hash=True)
@@ -327,7 +327,7 @@ class Block:
     omitted_errors: int = 0
 
 
-POSSESSIVE = "+" if sys.version_info >= (3, 11) else ""
+POSSESSIVE: Final = "+" if sys.version_info >= (3, 11) else ""
 """Put after a run's quantifier in a trigger to make the run possessive where the regex
 engine can (Python 3.11 and later): a line that fails then fails without retrying every
 shorter run. Use it only where what follows the run can never continue it; before 3.11 the
@@ -445,10 +445,10 @@ _BUILT_IN_TRIGGERS: tuple[tuple[str, str], ...] = ()
 """Each built-in recogniser's name and trigger, in registry order (set once they are all
 registered, at the end of this module)."""
 
-_MAY_START = ("thread '", "panic: ", "fatal error: ", "goroutine ", "runtime stack:")
+_MAY_START: Final = ("thread '", "panic: ", "fatal error: ", "goroutine ", "runtime stack:")
 """The built-in triggers' texts that a line starting with a lowercase letter can begin with."""
 
-_MAY_START_CAPITAL = (
+_MAY_START_CAPITAL: Final = (
     'Exception in thread "',
     "Uncaught ",
     "FAILED ",
@@ -475,11 +475,11 @@ _MAY_START_CAPITAL = (
 """Those that a line starting with a capital letter can begin with (but for shapes, see
 :func:`_may_trigger`)."""
 
-_MAY_HOLD = ("|", ": (", "Traceback", " - ")
+_MAY_HOLD: Final = ("|", ": (", "Traceback", " - ")
 """Texts one of which most other built-in triggers need in a line that starts with a letter
 (see :func:`_may_trigger`)."""
 
-_SOURCE_LINE = re.compile(r"\.py[iwx]?:\d")
+_SOURCE_LINE: Final = re.compile(r"\.py[iwx]?:\d")
 """A Python file and line (``app.py:3``), which Python's warning and pytest's lines hold."""
 
 
@@ -533,33 +533,35 @@ def _may_trigger(head: str) -> bool:
 
 # -- shared patterns and helpers -------------------------------------------------------------
 
-_ANSI = re.compile(
+_ANSI: Final = re.compile(
     r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[()][0-9A-Za-z]|[@-Z\\-_])"
 )
-_BARE_SGR = re.compile(r"\[(?:\d{1,3};){0,8}\d{1,3}m")
+_BARE_SGR: Final = re.compile(r"\[(?:\d{1,3};){0,8}\d{1,3}m")
 
-_CLASS_LINE = re.compile(r"(?P<cls>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?::[ \t]?(?P<msg>.*))?\Z")
-_FRAME = re.compile(
+_CLASS_LINE: Final = re.compile(
+    r"(?P<cls>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?::[ \t]?(?P<msg>.*))?\Z"
+)
+_FRAME: Final = re.compile(
     r'[ \t]*(?:File|Module) "(?P<path>[^"\n]*)", line (?P<line>\d+)(?:, in (?P<func>.*))?\Z'
 )
-_TB_HEADERS = frozenset(
+_TB_HEADERS: Final = frozenset(
     {
         "Traceback (most recent call last):",
         "Exception Group Traceback (most recent call last):",
         "Stacktrace (most recent call last):",
     }
 )
-_CHAIN = {
+_CHAIN: Final = {
     "The above exception was the direct cause of the following exception:": "cause",
     "During handling of the above exception, another exception occurred:": "context",
 }
-_REPEATED = re.compile(r"\[Previous line repeated (\d+) more times?\]\Z")
-_ADDITIONAL = re.compile(
+_REPEATED: Final = re.compile(r"\[Previous line repeated (\d+) more times?\]\Z")
+_ADDITIONAL: Final = re.compile(
     r"(?:\.\.\.\s*)?\(?(\d+) additional frames?(?:\(s\))? (?:were|was) not displayed\)?\Z"
 )
-_MORE_EXCEPTIONS = re.compile(r"and (\d+) more exceptions?\Z")
-_NOTE_START = re.compile(r"(?:Note|NOTE|Hint|HINT|Help|HELP|Tip|TIP)\b")
-_BREAK = re.compile(
+_MORE_EXCEPTIONS: Final = re.compile(r"and (\d+) more exceptions?\Z")
+_NOTE_START: Final = re.compile(r"(?:Note|NOTE|Hint|HINT|Help|HELP|Tip|TIP)\b")
+_BREAK: Final = re.compile(
     r"(?:Traceback|Stacktrace) \(most recent call last\):"
     r"|[ \t]*(?:File|Module) \"[^\"\n]*\", line \d"
     r"|\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"
@@ -577,16 +579,16 @@ _BREAK = re.compile(
     r"|[A-Za-z_][\w.]*[ \t]+Traceback \(most recent call last\)"
     r"|[ \t]*\+ Exception Group Traceback"
 )
-_DEF = re.compile(r"[> \t]*(?:async[ \t]+)?def[ \t]+(?P<name>\w+)[ \t]*[(\[]")
+_DEF: Final = re.compile(r"[> \t]*(?:async[ \t]+)?def[ \t]+(?P<name>\w+)[ \t]*[(\[]")
 
-BUILTIN_EXCEPTIONS = frozenset(
+BUILTIN_EXCEPTIONS: Final = frozenset(
     name
     for name, value in vars(builtins).items()
     if isinstance(value, type) and issubclass(value, BaseException)
 )
 """The names of Python's own exception classes."""
 
-_CLASS_SUFFIXES = (
+_CLASS_SUFFIXES: Final = (
     "Error",
     "Exception",
     "Warning",
@@ -876,9 +878,14 @@ class _Builder:
 
 # -- CPython tracebacks ----------------------------------------------------------------------
 
-_START, _FRAMES, _FRAME_SRC, _MESSAGE, _BETWEEN, _AFTER = range(6)
+_START: Final = 0
+_FRAMES: Final = 1
+_FRAME_SRC: Final = 2
+_MESSAGE: Final = 3
+_BETWEEN: Final = 4
+_AFTER: Final = 5
 
-_QUOTE_CLOSES = frozenset({'"""', "'''"})
+_QUOTE_CLOSES: Final = frozenset({'"""', "'''"})
 """Lines that close a traceback another error's message quotes (``RemoteTraceback``)."""
 
 
@@ -1202,12 +1209,12 @@ def _read_python(scan: Scan, start: int, floor: int) -> Block | None:
 
 # -- Python warnings -------------------------------------------------------------------------
 
-_WARNING_LINE = re.compile(
+_WARNING_LINE: Final = re.compile(
     r"[ \t]*(?P<path>(?:[A-Za-z]:)?[^:\n]+?\.py[iwx]?|<[^>\n]{1,200}>):(?P<line>\d+): "
     r"(?P<cls>[A-Za-z_][\w.]*Warning):(?: (?P<msg>.*))?\Z"
 )
 
-MAX_WARNING_LINES = 40
+MAX_WARNING_LINES: Final = 40
 """At most this many lines of a warning's message are read before its source line."""
 
 
@@ -1242,11 +1249,11 @@ def _warning_stop(lines: Sequence[str], start: int) -> int:
 
 # -- Django's system checks ------------------------------------------------------------------
 
-_CHECK_LINE = re.compile(
+_CHECK_LINE: Final = re.compile(
     r"(?P<obj>[^:\n]*?): \((?P<id>[a-z_]\w*(?:\.[a-z_]\w*)*\.(?P<level>[CEWID])\d{3})\) "
     r"(?P<msg>.*\S)\s*\Z"
 )
-_CHECK_LEVELS = {"C": "Critical", "E": "Error", "W": "Warning", "I": "Info", "D": "Debug"}
+_CHECK_LEVELS: Final = {"C": "Critical", "E": "Error", "W": "Warning", "I": "Info", "D": "Debug"}
 """The check class each id letter stands for (``fields.E304`` is an ``Error``)."""
 
 
@@ -1305,12 +1312,12 @@ def _read_warning(scan: Scan, start: int, floor: int) -> Block | None:
 
 # -- pytest ----------------------------------------------------------------------------------
 
-_PYTEST_LOCATION = re.compile(
+_PYTEST_LOCATION: Final = re.compile(
     r"(?P<path>(?:[A-Za-z]:)?[^:\n]+?\.(?:py[iwx]?|rst|txt|md)|<[^>\n]{1,200}>):(?P<line>\d+):"
     r"(?: (?P<rest>.*))?\Z"
 )
-_PYTEST_SUMMARY = re.compile(r"(?P<what>FAILED|ERROR) (?P<node>\S+)(?: - (?P<msg>.*))?\Z")
-_PYTEST_SESSION_END = re.compile(
+_PYTEST_SUMMARY: Final = re.compile(r"(?P<what>FAILED|ERROR) (?P<node>\S+)(?: - (?P<msg>.*))?\Z")
+_PYTEST_SESSION_END: Final = re.compile(
     r"\d+ (?:failed|passed|error|errors|skipped|xfailed|xpassed|deselected|warnings?)\b"
 )
 
@@ -1574,15 +1581,19 @@ def _read_pytest(scan: Scan, start: int, floor: int) -> Block | None:
 
 # -- IPython / Jupyter -----------------------------------------------------------------------
 
-_IPY_DASHES = re.compile(r"-{40,}[ \t]*\Z")
-_IPY_HEADER = re.compile(
+_IPY_DASHES: Final = re.compile(r"-{40,}[ \t]*\Z")
+_IPY_HEADER: Final = re.compile(
     r"(?P<cls>[A-Za-z_][\w.]*)[ \t]+Traceback \(most recent call last\)(?P<rest>.*)\Z"
 )
-_IPY_CELL = re.compile(r"[ \t]*Cell In ?\[(?P<n>\d+)\], line (?P<line>\d+)(?:, in (?P<func>.*))?\Z")
-_IPY_INPUT = re.compile(r"[ \t]*Input In ?\[(?P<n>\d+)\](?:, in (?P<func>.*))?\Z")
-_IPY_ARROW = re.compile(r"-+>[ \t]*(?P<line>\d+)(?:[ \t](?P<source>.*))?\Z")
-_IPY_CONTEXT = re.compile(r"[ \t]+\d+(?:[ \t]|\Z)")
-_IPY_HIDDEN = re.compile(r"(?:\[\.\.\. skipping hidden (?P<n>\d+) frames?\]|(?P<m>\d+) frames)\Z")
+_IPY_CELL: Final = re.compile(
+    r"[ \t]*Cell In ?\[(?P<n>\d+)\], line (?P<line>\d+)(?:, in (?P<func>.*))?\Z"
+)
+_IPY_INPUT: Final = re.compile(r"[ \t]*Input In ?\[(?P<n>\d+)\](?:, in (?P<func>.*))?\Z")
+_IPY_ARROW: Final = re.compile(r"-+>[ \t]*(?P<line>\d+)(?:[ \t](?P<source>.*))?\Z")
+_IPY_CONTEXT: Final = re.compile(r"[ \t]+\d+(?:[ \t]|\Z)")
+_IPY_HIDDEN: Final = re.compile(
+    r"(?:\[\.\.\. skipping hidden (?P<n>\d+) frames?\]|(?P<m>\d+) frames)\Z"
+)
 """Frames IPython hides (``[... skipping hidden 1 frame]``), or Colab folds (``5 frames``)."""
 
 
@@ -1749,7 +1760,7 @@ def _read_ipython(scan: Scan, start: int, floor: int) -> Block | None:
 
 # -- log lines -------------------------------------------------------------------------------
 
-_LEVELS = {
+_LEVELS: Final = {
     "critical": "CRITICAL",
     "crit": "CRITICAL",
     "fatal": "CRITICAL",
@@ -1770,10 +1781,10 @@ _LEVELS = {
     "trace": "DEBUG",
     "verbose": "DEBUG",
 }
-_REPORTED_LEVELS = frozenset({"CRITICAL", "ERROR", "WARNING"})
-_GLOG_LEVELS = {"E": "ERROR", "W": "WARNING", "F": "CRITICAL", "I": "INFO"}
+_REPORTED_LEVELS: Final = frozenset({"CRITICAL", "ERROR", "WARNING"})
+_GLOG_LEVELS: Final = {"E": "ERROR", "W": "WARNING", "F": "CRITICAL", "I": "INFO"}
 
-_TS = (
+_TS: Final = (
     r"(?:\d{4}-\d{2}-\d{2}(?:[T ]|, )\d{2}:\d{2}(?::\d{2})?(?:[.,]\d{1,9})?"
     r"|\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?"
     r"|\d{2}/[A-Z][a-z]{2}/\d{4}[: ]\d{2}:\d{2}:\d{2}"
@@ -1781,22 +1792,22 @@ _TS = (
     r"|\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?)"
     r"(?: ?(?:Z|UTC|GMT|[+-]\d{2}:?\d{2}))?"
 )
-_TIMESTAMP = re.compile(_TS)
-_PY_BASIC = re.compile(
+_TIMESTAMP: Final = re.compile(_TS)
+_PY_BASIC: Final = re.compile(
     r"(?P<level>CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG|EXCEPTION):"
     r"(?:(?P<logger>[\w.\-]+):)?[ \t]*(?P<msg>.*)\Z"
 )
-_GLOG = re.compile(
+_GLOG: Final = re.compile(
     r"(?P<level>[IWEF])\d{4} \d{2}:\d{2}:\d{2}(?:\.\d+)? +(?:\d+ )?"
     r"(?P<file>[^:\s\]]+):(?P<line>\d+)\] ?(?P<msg>.*)\Z"
 )
-_LOGFMT_PAIR = re.compile(r'(?P<key>[A-Za-z_][\w.\-]*)=(?P<value>"(?:[^"\\]|\\.)*"|[^\s"]*)')
-_LOGFMT_START = re.compile(r"[A-Za-z_][\w.\-]*=")
-_POST_LOCATION = re.compile(r"(?P<a>[\w.<>\-]+):(?P<b>[\w.<>\-]+):(?P<line>\d+)(?= |\Z)")
-_LOGGER_COLON = re.compile(r"(?P<logger>[a-z_][\w\-]*(?:\.[\w\-]+)*):(?= |\Z)")
-_DJANGO_TAIL = re.compile(r"[\w.]+ \d+ \d+ ")
-_FILE_LINE = re.compile(r"(?P<file>[\w./\\\-]+\.py[iwx]?|[\w.\-]+):(?P<line>\d+)\Z")
-_WORD = re.compile(r"[\w.\-/@]+(?:::[\w.\-]+)*(?:\[\d+\])?:?\Z")
+_LOGFMT_PAIR: Final = re.compile(r'(?P<key>[A-Za-z_][\w.\-]*)=(?P<value>"(?:[^"\\]|\\.)*"|[^\s"]*)')
+_LOGFMT_START: Final = re.compile(r"[A-Za-z_][\w.\-]*=")
+_POST_LOCATION: Final = re.compile(r"(?P<a>[\w.<>\-]+):(?P<b>[\w.<>\-]+):(?P<line>\d+)(?= |\Z)")
+_LOGGER_COLON: Final = re.compile(r"(?P<logger>[a-z_][\w\-]*(?:\.[\w\-]+)*):(?= |\Z)")
+_DJANGO_TAIL: Final = re.compile(r"[\w.]+ \d+ \d+ ")
+_FILE_LINE: Final = re.compile(r"(?P<file>[\w./\\\-]+\.py[iwx]?|[\w.\-]+):(?P<line>\d+)\Z")
+_WORD: Final = re.compile(r"[\w.\-/@]+(?:::[\w.\-]+)*(?:\[\d+\])?:?\Z")
 
 
 @dataclass
@@ -1848,7 +1859,7 @@ def _bracket(line: str, pos: int) -> tuple[str, int] | None:
     return line[pos + 1 : end], end + 1
 
 
-_LEVEL_AND_FILE = re.compile(
+_LEVEL_AND_FILE: Final = re.compile(
     r"(?P<level>[A-Za-z]{4,9})\|(?P<file>[\w.\-/\\]+\.py):(?P<line>\d{1,7})\Z"
 )
 """``WARNING|modeling_utils.py:1404``: a level and the file and line that logged."""
@@ -2089,9 +2100,17 @@ def _read_log(scan: Scan, start: int, floor: int) -> Block | None:
 
 # -- JSON log lines --------------------------------------------------------------------------
 
-_JSON_LEVEL_KEYS = ("level", "levelname", "severity", "lvl", "log.level", "loglevel", "log_level")
-_JSON_MESSAGE_KEYS = ("message", "msg", "event", "@message", "text", "short_message")
-_JSON_TRACE_KEYS = (
+_JSON_LEVEL_KEYS: Final = (
+    "level",
+    "levelname",
+    "severity",
+    "lvl",
+    "log.level",
+    "loglevel",
+    "log_level",
+)
+_JSON_MESSAGE_KEYS: Final = ("message", "msg", "event", "@message", "text", "short_message")
+_JSON_TRACE_KEYS: Final = (
     "exc_info",
     "exception",
     "exc_text",
@@ -2102,9 +2121,16 @@ _JSON_TRACE_KEYS = (
     "error.stack_trace",
     "full_message",
 )
-_JSON_ERROR_KEYS = ("error", "err", "error.message")
-_PINO_LEVELS = {60: "CRITICAL", 50: "ERROR", 40: "WARNING", 30: "INFO", 20: "DEBUG", 10: "DEBUG"}
-_PYTHON_LEVELS = {50: "CRITICAL", 40: "ERROR", 30: "WARNING", 20: "INFO", 10: "DEBUG"}
+_JSON_ERROR_KEYS: Final = ("error", "err", "error.message")
+_PINO_LEVELS: Final = {
+    60: "CRITICAL",
+    50: "ERROR",
+    40: "WARNING",
+    30: "INFO",
+    20: "DEBUG",
+    10: "DEBUG",
+}
+_PYTHON_LEVELS: Final = {50: "CRITICAL", 40: "ERROR", 30: "WARNING", 20: "INFO", 10: "DEBUG"}
 
 
 def _get(record: dict[str, Any], key: str) -> Any:
@@ -2241,7 +2267,7 @@ def _read_docker_json(scan: Scan, start: int, first: str) -> Block | None:
 
 # -- transport prefixes ----------------------------------------------------------------------
 
-_TRANSPORTS = (
+_TRANSPORTS: Final = (
     # syslog / journald: "May  1 12:00:00 host tag[pid]: "
     re.compile(r"[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} [^\s]+ [^\s\[:]+(?:\[\d+\])?: ?"),
     # rsyslog with an ISO time: "2024-05-01T12:00:00.123+00:00 host tag[pid]: "
@@ -2447,7 +2473,7 @@ def _clean(lines: list[str]) -> list[str]:
     return _dedent(lines)
 
 
-_CUT_FRAME = re.compile(r'.*", line \d+(?:, in .*)?\Z')
+_CUT_FRAME: Final = re.compile(r'.*", line \d+(?:, in .*)?\Z')
 """A frame line, whole or with its start cut off (``\\aiohttp\\streams.py", line 640, in read``)."""
 
 
@@ -2485,14 +2511,14 @@ def _is_class_line(text: str) -> bool:
     return found is not None and _looks_like_class(found["cls"])
 
 
-_PANEL_TOP = re.compile(
+_PANEL_TOP: Final = re.compile(
     r"^(?P<indent>\s*)\u256d\u2500*(?: (?P<title>[^\u2500\u256e]+?) \u2500*)?\u256e$"
 )
 """The top edge of a Rich panel, with its title: ``╭─ Error ───╮`` (typer's errors)."""
 
 
-_RICH_FRAME = re.compile(r"(?P<path>\S.*?):(?P<line>\d+)(?: in (?P<func>\S+))?\Z")
-_RICH_CODE = re.compile(r"(?P<mark>\u2771)?\s*\d+ \u2502(?P<code>.*)\Z")
+_RICH_FRAME: Final = re.compile(r"(?P<path>\S.*?):(?P<line>\d+)(?: in (?P<func>\S+))?\Z")
+_RICH_CODE: Final = re.compile(r"(?P<mark>\u2771)?\s*\d+ \u2502(?P<code>.*)\Z")
 """A line of code Rich shows under a frame: ``❱ 438 │ │ raise X(…)`` (``❱`` at the frame's)."""
 
 
@@ -2635,7 +2661,7 @@ def _merge_bare_tracebacks(errors: list[ParsedError]) -> list[ParsedError]:
     return merged
 
 
-_PREFIX_END = re.compile(r"[|\]:>] ?")
+_PREFIX_END: Final = re.compile(r"[|\]:>] ?")
 
 
 def _without_common_prefix(lines: Sequence[str]) -> list[str] | None:
@@ -2663,10 +2689,10 @@ def _without_common_prefix(lines: Sequence[str]) -> list[str] | None:
     return [line[len(chosen) :] if line.startswith(chosen) else line for line in lines]
 
 
-MAX_REPR_CHARS = 10_000
+MAX_REPR_CHARS: Final = 10_000
 """An exception's repr ending a message is read only when its text is at most this long."""
-_REPR_TRIES = 4
-_REPR_NAME_CHARS = 200
+_REPR_TRIES: Final = 4
+_REPR_NAME_CHARS: Final = 200
 
 
 def repr_message(message: str) -> str | None:
