@@ -667,7 +667,7 @@ def _best_shared(candidates: list[_Candidate]) -> bool:
     """
     if len(candidates) < 2:
         return False
-    best = max(c.score for c in candidates)
+    best = _top_score(candidates)
     seen = False
     for candidate in candidates:
         if candidate.score == best:
@@ -681,8 +681,21 @@ def _best_scored(candidates: list[_Candidate]) -> list[_Candidate]:
     """The candidates that have the best score (every one of fewer than two)."""
     if len(candidates) < 2:
         return candidates
-    best = max(c.score for c in candidates)
+    best = _top_score(candidates)
     return [c for c in candidates if c.score == best]
+
+
+def _top_score(candidates: list[_Candidate]) -> float:
+    """The best score of some candidates (at least one).
+
+    A loop: compiled, ``max(c.score for c in …)`` makes a generator and looks ``max`` up in
+    the builtins at every call, twice per explain.
+    """
+    best = candidates[0].score
+    for candidate in candidates:
+        if candidate.score > best:
+            best = candidate.score
+    return best
 
 
 def _most_shown(fits: list[tuple[int, tuple[str, ...], int]]) -> int:

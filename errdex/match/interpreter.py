@@ -784,10 +784,15 @@ def interpreter_message(error_class: str | None, message: str) -> InterpreterMes
     if not text:
         return table.empty.get(error_class or "")
     groups = filed_under(table.words, text)
-    if len(groups) == 1 and not table.wordless:
-        numbers: Sequence[int] = groups[0]  # in the table's order
-    else:
+    numbers: Sequence[int]
+    if table.wordless:
         numbers = sorted({n for found in groups for n in found}.union(table.wordless))
+    elif len(groups) == 1:
+        numbers = groups[0]  # in the table's order
+    elif groups:
+        numbers = sorted({n for found in groups for n in found})
+    else:
+        numbers = ()  # most messages: none of the table's words
     for number in numbers:
         literals, entry = table.entries[number]
         if (error_class is None or entry.error_class in classes) and match_literals(
