@@ -681,6 +681,11 @@ def _looks_like_class(name: str) -> bool:
 
 def _split_class(text: str, *, strict: bool) -> tuple[str | None, str]:
     """Split ``Class: message`` (or a lone ``Class``); return (qualified class, message)."""
+    colon = text.find(":")
+    if text.find(" ", 0, len(text) if colon < 0 else colon) >= 0:
+        # A class runs to the first colon, or to the end, without a blank: most messages
+        # fail here, where the expression tries each end of their first word before failing.
+        return None, text
     match = _CLASS_LINE.match(text)
     if match is None:
         return None, text
