@@ -121,6 +121,25 @@ def test_the_manifest_is_every_sources_digest():
         assert json.loads((PACKAGE / _native.MANIFEST).read_text()) == digests
 
 
+def test_no_constant_of_a_compiled_module_is_a_tuple_built_again_at_each_use():
+    # mypyc keeps a ``Final`` tuple whose type is its length (``X: Final = ("a", "b")``) as a
+    # C struct, and builds a new tuple object from it at each use as an object: ``in``, a
+    # loop, ``startswith``. Typed ``Final[tuple[str, ...]]``, it is one object, built once.
+    # A fixed length must be asked for (``Final[tuple[int, int]]``), not inferred.
+    inferred = []
+    for module in _native.COMPILED:
+        path = PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py")
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.annotation, ast.Name)
+                and node.annotation.id == "Final"
+                and isinstance(node.value, ast.Tuple)
+            ):
+                inferred.append(f"{module}: {ast.unparse(node.target)} (line {node.lineno})")
+    assert not inferred
+
+
 def test_a_pickled_index_keeps_every_attribute():
     # Compiled, MatcherIndex has no __dict__: it pickles the attributes INDEX_FIELDS names.
     source = (PACKAGE / "match" / "index.py").read_text()

@@ -229,7 +229,7 @@ _GENERIC: dict[str, _Family] = {
     "EncodingWarning": (_E.CONFIGURATION, "invalid-format"),
 }
 
-_SUFFIXES: Final = ("Error", "Exception", "Warning")
+_SUFFIXES: Final[tuple[str, ...]] = ("Error", "Exception", "Warning")
 _CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 # Words of a library class's name → (family, decisive, weak). A decisive family settles the root
@@ -343,7 +343,7 @@ _RANGE_NAMES: Final = re.compile(r"min|max|length|gt|ge|lt|le|limit|digits|place
 _URL_WORDS: Final = frozenset({"url", "uri", "header", "json", "format", "host", "schema"})
 
 # Class words that mark an exception used as a signal by the library itself.
-_SIGNAL_WORDS: Final = ("exit", "impossible", "skip", "stop", "halt", "resultset")
+_SIGNAL_WORDS: Final[tuple[str, ...]] = ("exit", "impossible", "skip", "stop", "halt", "resultset")
 
 
 def _camel_words(name: str) -> list[str]:
@@ -1247,7 +1247,7 @@ def _leaf(node: ast.expr, when: bool) -> _Leaf:
     return _Leaf("other", when, subject)
 
 
-_LEAF_RANK: Final = (
+_LEAF_RANK: Final[tuple[str, ...]] = (
     "isinstance",
     "literals",
     "key",

@@ -193,7 +193,15 @@ from errdex.models import (
     TemplatePart,
 )
 
-MESSAGE_KEYWORDS: Final = ("msg", "message", "detail", "reason", "description", "text", "error")
+MESSAGE_KEYWORDS: Final[tuple[str, ...]] = (
+    "msg",
+    "message",
+    "detail",
+    "reason",
+    "description",
+    "text",
+    "error",
+)
 """Keyword arguments that carry the message when no positional argument is text."""
 
 HELPER_PARAMETERS: Final = frozenset(
@@ -201,8 +209,8 @@ HELPER_PARAMETERS: Final = frozenset(
 )
 """Parameter names that make a function a message helper when it raises or logs them."""
 
-_CODE_KEYWORDS: Final = ("error_code", "code", "id", "errno")
-_STATUS_KEYWORDS: Final = ("status_code", "status", "code", "http_status")
+_CODE_KEYWORDS: Final[tuple[str, ...]] = ("error_code", "code", "id", "errno")
+_STATUS_KEYWORDS: Final[tuple[str, ...]] = ("status_code", "status", "code", "http_status")
 
 _LOG_LEVELS: Final = {
     "critical": Severity.CRITICAL,
@@ -225,7 +233,7 @@ _BUILTIN_EXCEPTIONS: Final = frozenset(
     and issubclass(getattr(builtins, name), BaseException)
 )
 _BUILTIN_NAMES: Final = frozenset(dir(builtins))
-_EXCEPTION_SUFFIXES: Final = (
+_EXCEPTION_SUFFIXES: Final[tuple[str, ...]] = (
     "Error",
     "Exception",
     "Warning",
@@ -258,7 +266,7 @@ _TEXT_METHODS: Final = frozenset({"__init__", "__str__"})
 """The methods where a class builds the text its instances show."""
 
 
-_DEFAULT_ATTRIBUTES: Final = (
+_DEFAULT_ATTRIBUTES: Final[tuple[str, ...]] = (
     "message",
     "msg",
     "default_detail",
@@ -328,7 +336,7 @@ _MAX_RETURNS: Final = 32
 _IF: Final = 0
 _CASE: Final = 1
 _LOOKUP: Final = 2
-_EXITS: Final = (Return, Raise, Continue, Break)
+_EXITS: Final[tuple[type[ast.stmt], ...]] = (Return, Raise, Continue, Break)
 _ENUM_BASES: Final = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"})
 _MAX_GUARDS: Final = 16  # the nearest ones are kept
 _MAX_GUARD_ENTRIES: Final = 256  # guard entries read per site (enclosing ones first; see _facts)
@@ -338,7 +346,7 @@ _MAX_DOCSTRING: Final = 400
 _MAX_FRAGMENT: Final = 80  # annotations and defaults longer than this are written ``...``
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WORD: Final = re.compile(r"[^\W_]")  # a letter or a digit: text that says something
-_SUBJECT_NODES: Final = (Name, Attribute, Subscript)
+_SUBJECT_NODES: Final[tuple[type[ast.expr], ...]] = (Name, Attribute, Subscript)
 _PARAGRAPH_BREAK: Final = re.compile(r"\n[ \t]*\n")
 _BUILTIN_ANCESTORS: dict[str, list[str]] = {
     name: [base.__name__ for base in getattr(builtins, name).__mro__[1:] if base is not object]
@@ -530,7 +538,7 @@ def _enclosing(outer: _Scope) -> dict[str, list[Built]]:
     return seen
 
 
-_BODIES: Final = ("body", "orelse", "finalbody", "handlers", "cases")
+_BODIES: Final[tuple[str, ...]] = ("body", "orelse", "finalbody", "handlers", "cases")
 """The fields of a statement (or ``except`` clause, ``case`` block) that hold statements."""
 
 
@@ -5951,7 +5959,7 @@ class _Linker:
         return completed
 
 
-OLD_GRAMMAR: Final = (3, 6)
+OLD_GRAMMAR: Final[tuple[int, int]] = (3, 6)
 """The grammar a file is parsed with again when this Python's refuses it: code written before
 Python 3.7 may use ``async`` and ``await`` as names (celery 4.1's ``from kombu.async import
 …``), which that grammar still accepts."""

@@ -106,7 +106,7 @@ FALLBACK_LINE_CHARS: Final = 4000
 _MENTION: Final = re.compile(r"(?P<path>[\w./\\-]+\.py)(?::|\", line |, line )(?P<line>\d{1,7})\b")
 """A ``path.py:LINE`` (or ``path.py", line LINE``) mention in a paste without frames."""
 
-_MENTION_HINTS: Final = (".py:", '.py"', ".py,")
+_MENTION_HINTS: Final[tuple[str, ...]] = (".py:", '.py"', ".py,")
 """What a line holds when :data:`_MENTION` can match in it (found without running it)."""
 
 _WORD: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
@@ -135,7 +135,7 @@ OFF_TRACEBACK: Final = 20.0
 _CLASS_CHECKS: Final = 50
 """At most this many records of a matching template are checked against the pasted class."""
 
-_CLASSLESS: Final = (".go", ".rs")
+_CLASSLESS: Final[tuple[str, ...]] = (".go", ".rs")
 """Sources whose errors carry no class a trace prints: Go shows ``panic:`` or nothing, Rust's
 ``main`` prints ``Error:`` whatever the error type, so a different pasted class is no
 contradiction."""

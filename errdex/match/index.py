@@ -101,7 +101,7 @@ WORDLESS: Final = 3
 whose head and tail many share, of all the specific ones (to search a line), and of the templates
 without a head that no word of theirs finds either (see :attr:`MatcherIndex._free_words`)."""
 
-HEAD_LENGTHS: Final = (16, 12, 9, 7, 5, 3, 1)
+HEAD_LENGTHS: Final[tuple[int, ...]] = (16, 12, 9, 7, 5, 3, 1)
 """How many leading characters of a template's first literal make its head: the most it has
 of these. A lookup tries only the lengths that heads beginning as the message does have
 (:meth:`MatcherIndex.head_groups`)."""
@@ -115,7 +115,7 @@ MAX_CUT_CANDIDATES: Final = 2000
 MAX_STARTS: Final = 16
 """A template is tried at most at this many places in a line (:meth:`MatcherIndex.find_in`)."""
 
-LAYOUT_PREFIXES: Final = ("src/", "python/", "lib/", "python3/")
+LAYOUT_PREFIXES: Final[tuple[str, ...]] = ("src/", "python/", "lib/", "python3/")
 """Repository directories that are not part of the installed package's path."""
 
 
@@ -217,7 +217,7 @@ def _csr(groups: Sequence[Sequence[int]]) -> tuple[array[int], array[int]]:
     return starts, items
 
 
-INDEX_FIELDS: Final = (
+INDEX_FIELDS: Final[tuple[str, ...]] = (
     "version",
     "engines",
     "_literals",

@@ -375,7 +375,7 @@ _MESSAGES: tuple[tuple[str, str, str], ...] = (
     ),
 )
 
-_OS_REASONS: Final = (
+_OS_REASONS: Final[tuple[str, ...]] = (
     "No such file or directory",
     "Permission denied",
     "Is a directory",

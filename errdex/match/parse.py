@@ -445,10 +445,16 @@ _BUILT_IN_TRIGGERS: tuple[tuple[str, str], ...] = ()
 """Each built-in recogniser's name and trigger, in registry order (set once they are all
 registered, at the end of this module)."""
 
-_MAY_START: Final = ("thread '", "panic: ", "fatal error: ", "goroutine ", "runtime stack:")
+_MAY_START: Final[tuple[str, ...]] = (
+    "thread '",
+    "panic: ",
+    "fatal error: ",
+    "goroutine ",
+    "runtime stack:",
+)
 """The built-in triggers' texts that a line starting with a lowercase letter can begin with."""
 
-_MAY_START_CAPITAL: Final = (
+_MAY_START_CAPITAL: Final[tuple[str, ...]] = (
     'Exception in thread "',
     "Uncaught ",
     "FAILED ",
@@ -475,7 +481,7 @@ _MAY_START_CAPITAL: Final = (
 """Those that a line starting with a capital letter can begin with (but for shapes, see
 :func:`_may_trigger`)."""
 
-_MAY_HOLD: Final = ("|", ": (", "Traceback", " - ")
+_MAY_HOLD: Final[tuple[str, ...]] = ("|", ": (", "Traceback", " - ")
 """Texts one of which most other built-in triggers need in a line that starts with a letter
 (see :func:`_may_trigger`)."""
 
@@ -588,7 +594,7 @@ BUILTIN_EXCEPTIONS: Final = frozenset(
 )
 """The names of Python's own exception classes."""
 
-_CLASS_SUFFIXES: Final = (
+_CLASS_SUFFIXES: Final[tuple[str, ...]] = (
     "Error",
     "Exception",
     "Warning",
@@ -2105,7 +2111,7 @@ def _read_log(scan: Scan, start: int, floor: int) -> Block | None:
 
 # -- JSON log lines --------------------------------------------------------------------------
 
-_JSON_LEVEL_KEYS: Final = (
+_JSON_LEVEL_KEYS: Final[tuple[str, ...]] = (
     "level",
     "levelname",
     "severity",
@@ -2114,8 +2120,15 @@ _JSON_LEVEL_KEYS: Final = (
     "loglevel",
     "log_level",
 )
-_JSON_MESSAGE_KEYS: Final = ("message", "msg", "event", "@message", "text", "short_message")
-_JSON_TRACE_KEYS: Final = (
+_JSON_MESSAGE_KEYS: Final[tuple[str, ...]] = (
+    "message",
+    "msg",
+    "event",
+    "@message",
+    "text",
+    "short_message",
+)
+_JSON_TRACE_KEYS: Final[tuple[str, ...]] = (
     "exc_info",
     "exception",
     "exc_text",
@@ -2126,7 +2139,7 @@ _JSON_TRACE_KEYS: Final = (
     "error.stack_trace",
     "full_message",
 )
-_JSON_ERROR_KEYS: Final = ("error", "err", "error.message")
+_JSON_ERROR_KEYS: Final[tuple[str, ...]] = ("error", "err", "error.message")
 _PINO_LEVELS: Final = {
     60: "CRITICAL",
     50: "ERROR",
@@ -2272,7 +2285,7 @@ def _read_docker_json(scan: Scan, start: int, first: str) -> Block | None:
 
 # -- transport prefixes ----------------------------------------------------------------------
 
-_TRANSPORTS: Final = (
+_TRANSPORTS: Final[tuple[re.Pattern[str], ...]] = (
     # syslog / journald: "May  1 12:00:00 host tag[pid]: "
     re.compile(r"[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} [^\s]+ [^\s\[:]+(?:\[\d+\])?: ?"),
     # rsyslog with an ISO time: "2024-05-01T12:00:00.123+00:00 host tag[pid]: "
