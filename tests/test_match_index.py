@@ -16,7 +16,9 @@ from errdex.match.compile import (
 )
 from errdex.match.engines import AhoCorasickEngine
 from errdex.match.index import (
+    HEAD_LENGTHS,
     SPECIFIC,
+    _head_start,
     _tail_end,
     build_index,
     candidate_keys,
@@ -536,6 +538,37 @@ def test_a_single_spaced_text_is_its_own_normal_form():
         for point in range(sys.maxunicode + 1)
         if chr(point).isspace() and chr(point).isprintable() and point != 0x20
     ]
+
+
+@settings(max_examples=500)
+@given(
+    text=st.one_of(
+        st.text(alphabet="ab \n", max_size=40),
+        st.text(alphabet=st.sampled_from(list("abc: \t\n\x1f\xa0é")), max_size=80),
+    )
+)
+def test_a_message_head_is_the_start_of_its_normal_form(text):
+    # Only a head's first characters are checked when they are single-spaced already.
+    longest = HEAD_LENGTHS[0]
+    assert _head_start(text) == normalize_space(text[: longest * 4])[:longest]
+
+
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        "Invalid\n    value for phase: draft",  # a run inside the first characters
+        "Invalid value   \n for phase: draft",  # one that the first characters end in
+        "Invalid  value for phase: draft",
+    ],
+)
+def test_a_message_rewrapped_in_its_first_characters_keeps_its_template(pasted):
+    index = build_index(
+        [row(1, ["Invalid value for phase: ", "{phase}"]), row(2, ["Invalid ", "{x}"])],
+        version="v",
+    )
+    assert 0 in index.candidates(pasted, anchored=True)
+    verified = index.verify([0], pasted, loose=True)
+    assert [(number, captures) for number, captures, _ in verified] == [(0, ("draft",))]
 
 
 def test_a_tail_window_that_begins_inside_a_whitespace_run_still_sees_the_run():

@@ -95,7 +95,8 @@ def match_literals(
     if count == 2:  # one hole, the most common template
         return (message[position:end],)
     captures: list[str] = []
-    for literal in literals[1:-1]:
+    for number in range(1, count - 1):  # the middle literals (a slice would be a new tuple)
+        literal = literals[number]
         found = message.find(literal, position, end)
         if found < 0:
             return None
@@ -227,16 +228,24 @@ def filed_under(table: dict[str, _T], text: str) -> list[_T]:
 _SPACE: Final = re.compile(r"\s+")
 
 
+def normal_space(text: str) -> bool:
+    """Whether :func:`normalize_space` leaves a text as it is.
+
+    Told by a few scans in C: the text is printable (``str.isprintable`` refuses every
+    whitespace character ``str.split`` splits at but the space, a test checks them all),
+    with one space between words and none at either end.
+    """
+    return text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
+
+
 def normalize_space(text: str) -> str:
     """Collapse each run of whitespace into one space and trim the ends.
 
-    Most texts already are so: printable (``str.isprintable`` refuses every whitespace
-    character ``str.split`` splits at but the space, a test checks them all) with one space
-    between words. They are returned as they are, told by a few scans in C, where splitting
-    made a string per word (explain normalises each message's first and last characters,
-    #4). Other texts are split and joined.
+    Most texts already are so (:func:`normal_space`): they are returned as they are, where
+    splitting made a string per word (explain normalises each message's first and last
+    characters, #4). Other texts are split and joined.
     """
-    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+    if normal_space(text):
         return text
     return " ".join(text.split())  # what ``\s`` matches is what ``str.split`` splits at
 

@@ -508,12 +508,13 @@ def _may_trigger(head: str) -> bool:
         head: The line's first characters (as triggers see them), without leading blanks.
     """
     first = head[:1]
+    code = ord(first) if first else 0  # compared as a number: no string comparison
     space = head.find(" ")
     word = head if space < 0 else head[:space]
-    if "a" <= first <= "z":
+    if 97 <= code <= 122:  # a to z
         if head.startswith(_MAY_START):
             return True
-    elif "A" <= first <= "Z":
+    elif 65 <= code <= 90:  # A to Z
         if (
             head.startswith(_MAY_START_CAPITAL)
             or ":" in word
