@@ -301,7 +301,7 @@ def message_variants(error: ParsedError) -> list[str]:
             value = None
         if isinstance(value, str):
             variants.append(value)
-    if message[:1] in "[{" and message[-1:] in "]}":
+    if message and message[0] in "[{" and message[-1] in "]}":  # "" is in every string
         # Django's ``ValidationError: ['Enter a valid email address.']`` (a list or dict of
         # messages, DRF's ``ErrorDetail(string=…)`` too): each message is a variant.
         variants.extend(_repr_leaves(message))
