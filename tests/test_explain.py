@@ -755,6 +755,43 @@ def test_a_class_of_the_same_name_from_another_package_is_not_the_records(cli, t
     )
 
 
+def test_a_paraphrase_finds_the_pasted_classs_record_before_a_template_of_another(cli, tmp_path):
+    # ``rich.errors.MarkupError: … does not match any open tag`` (the message says "doesn't")
+    # fits pip's ``{fragment} does not match {canonical_name}``, a ValueError; the record of
+    # the pasted class that shares the message's words is the better guess.
+    mined(
+        cli,
+        tmp_path,
+        {
+            "rich/markup.py": (
+                "class MarkupError(Exception):\n"
+                "    pass\n"
+                "def render(tag, position):\n"
+                "    raise MarkupError(\n"
+                '        f"closing tag {tag!r} at position {position}"\n'
+                '        " doesn\'t match any open tag"\n'
+                "    )\n"
+            ),
+            "pip/finder.py": (
+                "def check(fragment, canonical_name):\n"
+                '    raise ValueError(f"{fragment} does not match {canonical_name}")\n'
+            ),
+        },
+    )
+    pasted = "closing tag '[/bold]' at position 12 does not match any open tag"
+    answer = explained(cli, f"rich.markup.MarkupError: {pasted}")
+    first, second = answer["matches"][:2]
+    assert (first["kind"], first["record"]["filePath"]) == ("approximate", "rich/markup.py")
+    assert "the class is qualified with the record's package (rich)" in first["evidence"]
+    assert second["record"]["filePath"] == "pip/finder.py"
+    # Without a class, nothing contradicts the template that fits the message.
+    bare = explained(cli, pasted)["matches"][0]
+    assert (bare["kind"], bare["record"]["filePath"]) == ("exact", "pip/finder.py")
+    # A class the word-near record does not raise gives it nothing.
+    other = explained(cli, f"KeyError: {pasted}")["matches"]
+    assert other[0]["record"]["filePath"] == "pip/finder.py"
+
+
 def test_a_multi_line_message_pasted_without_its_end_finds_its_template(cli, tmp_path):
     text = (
         "[2019-08-13 13:56:43,760: ERROR/MainProcess] Received unregistered task of type"

@@ -509,6 +509,10 @@ it was given (``raise RuntimeError(unbound_message)``): more than the raise's fr
 MAX_HANDED_READS: Final = 50
 """At most this many records off a traceback are read to tell whether they hand their text on."""
 
+NEAR_SAME_CLASS_GAIN: Final = 40.0
+"""What a record found only by its words scores when it raises the pasted class: more than a
+template that fits the message but contradicts the class (at most 43 without a frame at it)."""
+
 INTERPRETER_PENALTY: Final = 20.0
 """What a record loses when Python itself raises the pasted message and no frame is at it."""
 
@@ -1624,12 +1628,41 @@ class Explainer:
         known = {self.index.rowids[c.record] for c in chosen}
         wanted = [rowid for rowid in rowids if rowid not in known][: top - len(chosen)]
         rows = self.index.rowids  # ascending: the index is built in row id order
+        nearest: list[_Candidate] = []
         for rowid in wanted:
             position = bisect_left(rows, rowid)
             if position < len(rows) and rows[position] == rowid:
                 note = ["no template matches; this record shares words with the message"]
-                chosen.append(_Candidate(position, error, None, evidence=note))
+                nearest.append(_Candidate(position, error, None, evidence=note))
+        pasted = parsed.errors[error]
+        if nearest and pasted.error_class and not _class_is_a_level(pasted):
+            for candidate in nearest:
+                self._near_by_class(candidate, pasted)
+            chosen = sorted(chosen + nearest, key=_BY_SCORE, reverse=True)  # stable
+        else:
+            chosen.extend(nearest)
         return chosen
+
+    def _near_by_class(self, candidate: _Candidate, error: ParsedError) -> None:
+        """Score a record found by its words from the pasted class: its own class comes first.
+
+        A paraphrased ``rich.errors.MarkupError: … does not match any open tag`` fits pip's
+        ``{fragment} does not match {canonical_name}``, a ``ValueError``: a record of the
+        pasted class (in the pasted class's package) that shares the message's words is the
+        better guess.
+        """
+        wanted = str(error.error_class)
+        verdict, said = self._class_verdict(wanted, candidate.record, error.qualified_class)
+        if verdict != "same":
+            return
+        candidate.score = NEAR_SAME_CLASS_GAIN
+        candidate.evidence.append(said)
+        package = _package_of(error.qualified_class)
+        if package and in_package(self.index.path(candidate.record), package):
+            candidate.score += 8.0
+            candidate.evidence.append(
+                f"the class is qualified with the record's package ({package})"
+            )
 
     def _materialise(self, chosen: list[_Candidate]) -> list[Match]:
         rows = self.store.get_rows([self.index.rowids[c.record] for c in chosen])
