@@ -1548,6 +1548,24 @@ def test_a_message_python_itself_raises_is_no_exact_match_without_a_frame(cli, t
     assert explained(cli, "pkg.errors.NoTable: no such table: auth_user")["interpreter"] is None
 
 
+def test_an_operating_system_error_another_class_passes_on_is_told_as_such(cli, tmp_path):
+    # httpx raises its own class with the text of the OSError it caught
+    # (``raise mapped_exc(message) from exc``): the text says what happened.
+    body = "def send(mapped_exc, exc):\n    raise mapped_exc(str(exc)) from exc\n"
+    mined(cli, tmp_path, {"httpx/_transports/default.py": body})
+    meaning = "the operating system refused the operation: connection refused."
+    for pasted in ("httpx.ConnectError", "ConnectError"):
+        answer = explained(cli, f"{pasted}: [Errno 111] Connection refused")
+        assert (
+            answer["interpreter"]
+            == f"{pasted} passes on an error of the operating system: {meaning}"
+        )
+        assert all(match["kind"] == "approximate" for match in answer["matches"])
+    # Not a text the operating system gives, or a built-in class that is no OSError.
+    assert explained(cli, "httpx.ConnectError: [Errno 111] Not listening")["interpreter"] is None
+    assert explained(cli, "ValueError: [Errno 111] Connection refused")["interpreter"] is None
+
+
 @pytest.mark.parametrize(
     ("error_class", "message", "template"),
     [

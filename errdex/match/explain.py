@@ -32,7 +32,12 @@ from errdex.match.index import (
     load_index,
     save_index,
 )
-from errdex.match.interpreter import DBAPI_ERRORS, InterpreterMessage, interpreter_message
+from errdex.match.interpreter import (
+    DBAPI_ERRORS,
+    InterpreterMessage,
+    interpreter_message,
+    passed_on,
+)
 from errdex.match.parse import (
     BUILTIN_EXCEPTIONS,
     Frame,
@@ -534,6 +539,9 @@ def _class_is_a_level(error: ParsedError) -> bool:
 def _interpreter_message(error: ParsedError) -> InterpreterMessage | None:
     """The interpreter's message an error shows: only with a built-in class, or none.
 
+    Or an operating system error's text that another class passes on (see
+    :func:`~errdex.match.interpreter.passed_on`).
+
     A log line's message is compared with every class's (uvicorn's ``ERROR:    [Errno 98]
     Address already in use`` logs the ``OSError`` it caught).
     """
@@ -551,8 +559,13 @@ def _interpreter_message(error: ParsedError) -> InterpreterMessage | None:
         # django's ``django.db.utils.OperationalError`` raises the driver's message again
         and error.error_class not in DBAPI_ERRORS
     ):
-        return None  # a library's own class (``requests.exceptions.ConnectionError``)
-    return interpreter_message(error.error_class, error.message)
+        # A library's own class (``requests.exceptions.ConnectionError``), which may pass on
+        # an operating system error's text.
+        return passed_on(qualified, error.message)
+    said_by = interpreter_message(error.error_class, error.message)
+    if said_by is None and qualified is not None and error.error_class not in BUILTIN_EXCEPTIONS:
+        return passed_on(qualified, error.message)  # ``ConnectError: [Errno 111] …``
+    return said_by
 
 
 def _not_the_interpreter(
@@ -565,7 +578,13 @@ def _not_the_interpreter(
     frame at a record's line says the record raised it (torch's ``__getattr__`` raises the
     same text).
     """
-    who = f"Python's {interpreter.module} module" if interpreter.module else "Python itself"
+    who = (
+        "the operating system"
+        if interpreter.carrier
+        else f"Python's {interpreter.module} module"
+        if interpreter.module
+        else "Python itself"
+    )
     note = (
         f"{who} makes this message ({interpreter.template.replace('{}', '…')}),"
         " and no frame points at this record's line"

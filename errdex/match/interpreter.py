@@ -30,12 +30,15 @@ class InterpreterMessage:
         template: The message, ``{}`` for each hole.
         meaning: What it says happened, in a sentence.
         module: The standard library module that raises it, or empty for the interpreter.
+        carrier: The class of another package that passes the message on (an operating
+            system error's text in ``httpx.ConnectError``), or empty.
     """
 
     error_class: str
     template: str
     meaning: str
     module: str = ""
+    carrier: str = ""
 
     @property
     def general(self) -> bool:
@@ -44,6 +47,8 @@ class InterpreterMessage:
 
     def describe(self, error_class: str | None = None) -> str:
         """Say that Python raised it (as ``error_class``, a subclass), and what happened."""
+        if self.carrier:
+            return f"{self.carrier} passes on an error of the operating system: {self.meaning}."
         who = f"Python's {self.module} module" if self.module else "Python itself"
         if self.error_class in _LOGGED:
             return f"{who} logs this at {self.error_class} level: {self.meaning}."
@@ -756,6 +761,30 @@ def _table() -> _Table:
         empty,
         general,
         classes,
+    )
+
+
+def passed_on(carrier: str, message: str) -> InterpreterMessage | None:
+    """The operating system's error whose text a class of another package shows, if any.
+
+    ``httpx.ConnectError: [Errno 111] Connection refused``: httpx raises its own class with
+    the text of the ``OSError`` it caught (``raise mapped_exc(message) from exc``), and the
+    text says what happened.
+
+    Args:
+        carrier: The pasted class, as pasted.
+        message: The pasted message.
+    """
+    if not message.lstrip().startswith("[Errno "):
+        return None
+    found = interpreter_message("OSError", message)
+    if found is None or found.module or found.general or found.error_class != "OSError":
+        return None
+    return InterpreterMessage(
+        error_class=found.error_class,
+        template=found.template,
+        meaning=found.meaning,
+        carrier=carrier,
     )
 
 
