@@ -1548,6 +1548,31 @@ def test_a_message_python_itself_raises_is_no_exact_match_without_a_frame(cli, t
     assert explained(cli, "pkg.errors.NoTable: no such table: auth_user")["interpreter"] is None
 
 
+def test_a_pasted_class_the_records_class_derives_from_is_another_version_of_the_site(
+    cli, tmp_path
+):
+    # starlette raised ``RuntimeError('Cannot call "send" once a close message has been
+    # sent.')``; later versions raise ``WebSocketDisconnected``, a RuntimeError, there.
+    body = (
+        "class WebSocketDisconnected(RuntimeError):\n"
+        "    pass\n"
+        "def send(state):\n"
+        "    raise WebSocketDisconnected(\n"
+        "        'Cannot call \"send\" once a close message has been sent.'\n"
+        "    )\n"
+    )
+    mined(cli, tmp_path, {"starlette/websockets.py": body})
+    message = 'Cannot call "send" once a close message has been sent.'
+    best = explained(cli, f"RuntimeError: {message}")["matches"][0]
+    assert (best["kind"], best["record"]["lineNumber"]) == ("exact", 4)
+    assert any("derives from the input's RuntimeError" in note for note in best["evidence"])
+    # BaseException, which every class derives from, tells nothing; a class the record's
+    # does not derive from contradicts it.
+    for pasted in ("BaseException", "KeyError"):
+        best = explained(cli, f"{pasted}: {message}")["matches"][0]
+        assert (best["kind"], best["record"]["lineNumber"]) == ("approximate", 4), pasted
+
+
 def test_an_operating_system_error_another_class_passes_on_is_told_as_such(cli, tmp_path):
     # httpx raises its own class with the text of the OSError it caught
     # (``raise mapped_exc(message) from exc``): the text says what happened.

@@ -514,6 +514,9 @@ it was given (``raise RuntimeError(unbound_message)``): more than the raise's fr
 MAX_HANDED_READS: Final = 50
 """At most this many records off a traceback are read to tell whether they hand their text on."""
 
+_ROOT_CLASSES: Final = frozenset({"Exception", "BaseException"})
+"""Classes nearly every class derives from: a record's deriving from one tells nothing."""
+
 NEAR_SAME_CLASS_GAIN: Final = 40.0
 """What a record found only by its words scores when it raises the pasted class: more than a
 template that fits the message but contradicts the class (at most 43 without a frame at it)."""
@@ -1219,11 +1222,16 @@ class Explainer:
     def _class_verdict(
         self, wanted: str, record: int, qualified: str | None = None
     ) -> tuple[str, str]:
-        """How a pasted class bears on a record: ``same``, ``base``, ``other`` or ``contradicts``.
+        """How a pasted class bears on a record (``same``, ``base``, ``derived``, …).
+
+        The verdicts: ``same``, ``base``, ``derived``, ``other`` or ``contradicts``.
 
         ``base``: the record raises a class the pasted one derives from (a factory's
         ``cls(…)``, or a base class that a subclass of the same text inherits); the record
         may be the site, but a record of the pasted class itself is the better evidence.
+        ``derived``: the record raises a class that derives from the pasted one (but
+        ``Exception``), as a source does that gives an error a class of its own and keeps
+        the old one as its base: another version of the site.
 
         Args:
             wanted: The pasted class, without its module.
@@ -1265,6 +1273,13 @@ class Explainer:
             return "other", (
                 f"the record is {have}; the input's {qualified} is no class the source defines"
                 " (one made at run time)"
+            )
+        if wanted not in _ROOT_CLASSES and wanted in index.ancestors(have):
+            # starlette raised ``RuntimeError('Cannot call "send" once a close message has been
+            # sent.')``, and now ``WebSocketDisconnected``, a RuntimeError, at the same place.
+            return "derived", (
+                f"the record raises {have}, which derives from the input's {wanted}: a version"
+                f" of the source that raised {wanted} there printed this"
             )
         return "contradicts", f"the class differs: the input shows {wanted}, the record {have}"
 
@@ -1543,7 +1558,7 @@ class Explainer:
             evidence.append(said)
             if verdict == "same":
                 score += SAME_CLASS_GAIN
-            elif verdict == "base":
+            elif verdict == "base" or verdict == "derived":
                 score += BASE_CLASS_GAIN
             elif verdict == "contradicts":
                 contradiction = True
