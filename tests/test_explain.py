@@ -1620,6 +1620,13 @@ def test_an_operating_system_error_another_class_passes_on_is_told_as_such(cli, 
             "Task was destroyed but it is pending!\ntask: <Task pending name='Task-2'>",
             "Task was destroyed but it is pending!{}",
         ),
+        # asyncio's, when a task awaits what belongs to another loop.
+        (
+            "RuntimeError",
+            "Task <Task pending name='Task-1' coro=<main() running at x.py:3>> got Future"
+            " <Future pending> attached to a different loop",
+            "Task {} got Future {} attached to a different loop",
+        ),
         # asyncio's, that uvicorn logs when its port is taken.
         (
             "OSError",

@@ -562,6 +562,14 @@ _LIBRARY: tuple[tuple[str, str, str, str], ...] = (
     (
         "asyncio",
         "RuntimeError",
+        "Task {} got Future {} attached to a different loop",
+        "a task awaited something (a lock, a queue, a client's connection) made for another"
+        " event loop: often one made at import time or by a test fixture, before the loop"
+        " that awaits it started",
+    ),
+    (
+        "asyncio",
+        "RuntimeError",
         "There is no current event loop in thread {}.",
         "an async API was used in a thread without an event loop",
     ),
