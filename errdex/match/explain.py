@@ -1230,8 +1230,8 @@ class Explainer:
         ``cls(…)``, or a base class that a subclass of the same text inherits); the record
         may be the site, but a record of the pasted class itself is the better evidence.
         ``derived``: the record raises a class that derives from the pasted one (but
-        ``Exception``), as a source does that gives an error a class of its own and keeps
-        the old one as its base: another version of the site.
+        ``Exception`` or ``BaseException``), as a source does that gives an error a class of
+        its own and keeps the old one as its base: another version of the site.
 
         Args:
             wanted: The pasted class, without its module.
