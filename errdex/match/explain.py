@@ -514,6 +514,15 @@ it was given (``raise RuntimeError(unbound_message)``): more than the raise's fr
 MAX_HANDED_READS: Final = 50
 """At most this many records off a traceback are read to tell whether they hand their text on."""
 
+PACKAGE_GAIN: Final = 8.0
+"""What a record gains when the pasted class is qualified with its package (or the paste is
+how its package prints an error)."""
+
+
+def _packaged(package: str) -> str:
+    return f"the class is qualified with the record's package ({package})"
+
+
 _ROOT_CLASSES: Final = frozenset({"Exception", "BaseException"})
 """Classes nearly every class derives from: a record's deriving from one tells nothing."""
 
@@ -581,15 +590,8 @@ def _not_the_interpreter(
     frame at a record's line says the record raised it (torch's ``__getattr__`` raises the
     same text).
     """
-    who = (
-        "the operating system"
-        if interpreter.carrier
-        else f"Python's {interpreter.module} module"
-        if interpreter.module
-        else "Python itself"
-    )
     note = (
-        f"{who} makes this message ({interpreter.template.replace('{}', '…')}),"
+        f"{interpreter.maker} makes this message ({interpreter.template.replace('{}', '…')}),"
         " and no frame points at this record's line"
     )
     for candidate in candidates.values():
@@ -1571,11 +1573,9 @@ class Explainer:
             score -= 25.0
             evidence.append("the template has almost no literal text")
         if packaged:
-            score += 8.0
+            score += PACKAGE_GAIN
             evidence.append(
-                f"the paste is how {printer} prints an error"
-                if printed
-                else f"the class is qualified with the record's package ({package})"
+                f"the paste is how {printer} prints an error" if printed else _packaged(package)
             )
         candidate.score = score
         # A template that matches almost anything is evidence only with the innermost frame
@@ -1693,10 +1693,8 @@ class Explainer:
         candidate.evidence.append(said)
         package = _package_of(error.qualified_class)
         if package and in_package(self.index.path(candidate.record), package):
-            candidate.score += 8.0
-            candidate.evidence.append(
-                f"the class is qualified with the record's package ({package})"
-            )
+            candidate.score += PACKAGE_GAIN
+            candidate.evidence.append(_packaged(package))
 
     def _materialise(self, chosen: list[_Candidate]) -> list[Match]:
         rows = self.store.get_rows([self.index.rowids[c.record] for c in chosen])

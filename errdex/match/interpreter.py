@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Final
 
@@ -45,11 +45,18 @@ class InterpreterMessage:
         """Whether the message is all hole (``KeyError: 'x'``): said, not held against records."""
         return bool(self.template) and not self.template.replace("{}", "")
 
+    @property
+    def maker(self) -> str:
+        """Who makes the message: ``Python itself``, a module, or the operating system."""
+        if self.carrier:
+            return "the operating system"
+        return f"Python's {self.module} module" if self.module else "Python itself"
+
     def describe(self, error_class: str | None = None) -> str:
         """Say that Python raised it (as ``error_class``, a subclass), and what happened."""
         if self.carrier:
             return f"{self.carrier} passes on an error of the operating system: {self.meaning}."
-        who = f"Python's {self.module} module" if self.module else "Python itself"
+        who = self.maker
         if self.error_class in _LOGGED:
             return f"{who} logs this at {self.error_class} level: {self.meaning}."
         if self.module == "argparse":
@@ -788,12 +795,7 @@ def passed_on(carrier: str, message: str) -> InterpreterMessage | None:
     found = interpreter_message("OSError", message)
     if found is None or found.module or found.general or found.error_class != "OSError":
         return None
-    return InterpreterMessage(
-        error_class=found.error_class,
-        template=found.template,
-        meaning=found.meaning,
-        carrier=carrier,
-    )
+    return replace(found, carrier=carrier)
 
 
 def interpreter_message(error_class: str | None, message: str) -> InterpreterMessage | None:
