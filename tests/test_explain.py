@@ -837,6 +837,7 @@ def test_the_index_is_cached_next_to_the_store_and_rebuilt_when_it_changes(
         "[" * 100_000 + "'x'" + "]" * 100_000,
         "\u256d\u2500 Error \u2500\u256e\n" + "\u2502 x \u2502\n" * 200_000,
         "Error. (Request ID: r-1)\n" + "Server says no. (Request ID: r-2)\n" * 560,
+        "httpx.ConnectError: [Errno 111] Connection refused" + " x" * 5_000_000,
     ],
     ids=[
         "a-bang",
@@ -849,6 +850,7 @@ def test_the_index_is_cached_next_to_the_store_and_rebuilt_when_it_changes(
         "lists",
         "open-panel",
         "id-notes",
+        "errno-carried",
     ],
 )
 def test_hostile_pastes_answer_within_a_second(tmp_path, seeded, db, hostile):
