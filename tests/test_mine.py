@@ -644,6 +644,39 @@ def test_mining_pauses_the_cyclic_collector_and_restores_it(tmp_path, monkeypatc
     assert seen == [False, False]
 
 
+def test_a_run_ends_once_its_records_are_in_the_database_file(tmp_path, monkeypatch):
+    # The store copies a run's log into the database in another thread while the run's
+    # objects are freed (#3); the run waits for it, so that no thread outlives it (a later
+    # run forks its workers).
+    import threading
+
+    from errdex.extract.files import open_source
+    from errdex.pipeline import Pipeline
+    from errdex.settings import Settings
+    from errdex.store import sqlite as sqlite_store
+
+    checkpoint = sqlite_store._checkpoint
+
+    def slow(*args):
+        time.sleep(0.3)
+        checkpoint(*args)
+
+    monkeypatch.setattr(sqlite_store, "_checkpoint", slow)
+    src = tmp_path / "proj"
+    src.mkdir()
+    for n in range(40):
+        (src / f"m{n}.py").write_text(f'raise ValueError("bad {n}")\n')
+    db = tmp_path / "store.sqlite3"
+    with sqlite_store.SQLiteStore(db) as store:
+        report = Pipeline(Settings(db=db, jobs=2), store).mine(open_source(str(src)))
+        assert report.records == 40
+        assert "errdex-checkpoint" not in {thread.name for thread in threading.enumerate()}
+        copy = tmp_path / "copy.sqlite3"
+        copy.write_bytes(db.read_bytes())  # the database file alone, without its log
+        with sqlite3.connect(copy) as alone:
+            assert alone.execute("SELECT count(*) FROM records").fetchone()[0] == 40
+
+
 _MINE_SPY = """
 import os, sys, time
 from pathlib import Path

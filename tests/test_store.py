@@ -1,5 +1,7 @@
 import json
+import shutil
 import sqlite3
+import threading
 
 import pytest
 from conftest import SEED_FILE
@@ -97,6 +99,52 @@ def test_a_failed_write_leaves_the_previous_records(tmp_path):
             )
         assert store.stats().records == 10
         assert store.integrity() == "ok"
+
+
+def checkpointing():
+    return [thread for thread in threading.enumerate() if thread.name == "errdex-checkpoint"]
+
+
+def records_in_the_file_alone(path, copy):
+    """Count the records of a store's database file read without its write-ahead log."""
+    shutil.copyfile(path, copy)
+    with sqlite3.connect(copy) as db:
+        return db.execute("SELECT count(*) FROM records").fetchone()[0]
+
+
+def test_a_big_write_is_copied_into_the_database_file_by_another_thread(tmp_path):
+    path = tmp_path / "s.sqlite3"
+    with SQLiteStore(path) as store:
+        fill(store, 10)
+        store.settle()
+        fill(store, 1500, word="second")  # some 2,000 pages: over the automatic checkpoint's
+        # The commit left the copy to a thread; the connection checkpoints as before after.
+        assert store._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+        store.settle()
+        assert not checkpointing()
+        assert records_in_the_file_alone(path, tmp_path / "copy.sqlite3") == 1500
+        assert store.stats().records == 1500
+        fill(store, 20, word="third")
+    # Closing waits for the checkpoint too: the file is whole without its log.
+    assert not checkpointing()
+    assert records_in_the_file_alone(path, tmp_path / "copy.sqlite3") == 20
+
+
+def test_a_checkpoint_that_cannot_run_loses_nothing(tmp_path, monkeypatch):
+    path = tmp_path / "s.sqlite3"
+    with SQLiteStore(path) as store:
+
+        def refused(*args, **kwargs):
+            raise sqlite3.OperationalError("unable to open database file")
+
+        monkeypatch.setattr(sqlite_store.sqlite3, "connect", refused)
+        fill(store, 300)
+        store.settle()
+        monkeypatch.undo()
+        assert store.stats().records == 300
+    with SQLiteStore(path) as store:  # the log was copied when the store closed
+        assert store.stats().records == 300
+    assert records_in_the_file_alone(path, tmp_path / "copy.sqlite3") == 300
 
 
 def test_the_search_index_follows_bulk_writes(tmp_path):

@@ -86,6 +86,10 @@ class RecordStore(Protocol):
         """
         ...
 
+    def settle(self) -> None:
+        """Wait for what :meth:`replace_source` left running in the background, if anything."""
+        ...
+
     def finish_unchanged(self, source: SourceInfo, *, report: RunReport, run_id: int) -> None:
         """Mark a run that found nothing changed; the stored records stay."""
         ...

@@ -14,9 +14,11 @@ old set until the commit, and a process killed mid-run leaves the old set intact
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sqlite3
+import threading
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -368,6 +370,23 @@ def _values(record: ErrorRecord, dataset_version: str) -> tuple[Any, ...]:
     )
 
 
+_AUTOCHECKPOINT = 1000
+"""Pages in the write-ahead log that make a commit checkpoint it (SQLite's default)."""
+
+
+def _checkpoint(db: sqlite3.Connection, started: threading.Event) -> None:
+    """Checkpoint a store's write-ahead log on a connection of its own (a thread's target).
+
+    ``started`` is set just before SQLite runs, and SQLite runs without Python's lock. A
+    failure loses nothing: the log keeps the pages, and the next commit's automatic
+    checkpoint, or closing the store, copies them.
+    """
+    with contextlib.closing(db):
+        started.set()
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+
 class SQLiteStore:
     """A record store in one SQLite file.
 
@@ -417,6 +436,8 @@ class SQLiteStore:
             raise StoreError(
                 f"cannot open store {self.location}: {exc}", location=self.location
             ) from exc
+        self._checkpointing: threading.Thread | None = None
+        """The checkpoint a mining run's write left running, until :meth:`settle`."""
 
     def _migrate(self) -> None:
         """Bring a store written by an older errdex to the current tables.
@@ -485,8 +506,42 @@ class SQLiteStore:
             raise
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (after the checkpoint a mining run left, if any)."""
+        self.settle()
         self._db.close()
+
+    def settle(self) -> None:
+        """Wait for the checkpoint that :meth:`replace_source` left running, if any."""
+        thread, self._checkpointing = self._checkpointing, None
+        if thread is not None:
+            thread.join()
+
+    def _checkpoint_apart(self) -> None:
+        """Copy the write-ahead log into the database file in another thread.
+
+        A mining run's transaction puts all its pages in the log (about 110 MB for
+        transformers): copying them into the database and syncing both files took 0.2 s,
+        most of it waiting for the disk, at the commit. Another connection does it while
+        this thread goes on (the mining pipeline frees the run's objects meanwhile and
+        waits in :meth:`settle`). Readers and writers are not held up: the checkpoint is
+        SQLite's passive one, as the automatic one is.
+        """
+        if self.location == ":memory:":
+            return
+        self.settle()
+        try:
+            db = sqlite3.connect(self.location, timeout=30, check_same_thread=False)
+            db.execute("PRAGMA synchronous=NORMAL")  # the checkpoint syncs as this one's would
+        except sqlite3.Error:
+            return  # the next commit's automatic checkpoint, or closing the store, does it
+        started = threading.Event()
+        self._checkpointing = threading.Thread(
+            target=_checkpoint, args=(db, started), name="errdex-checkpoint", daemon=True
+        )
+        self._checkpointing.start()
+        # Until the thread is in SQLite: this one may next free a run's objects, which holds
+        # Python's lock throughout, and the thread would only start after.
+        started.wait()
 
     def __enter__(self) -> SQLiteStore:
         return self
@@ -521,8 +576,12 @@ class SQLiteStore:
         return int(row[0])
 
     @contextmanager
-    def _write(self) -> Iterator[None]:
+    def _write(self, *, checkpoint_apart: bool = False) -> Iterator[None]:
         """One write transaction: all or nothing, and a new version token when it commits.
+
+        Args:
+            checkpoint_apart: Leave the write-ahead log's checkpoint to another thread
+                instead of doing it at the commit (see :meth:`_checkpoint_apart`).
 
         Raises:
             StoreError: SQLite failed; the transaction was rolled back.
@@ -532,13 +591,22 @@ class SQLiteStore:
             try:
                 yield
                 self._bump_generation()
-                self._db.execute("COMMIT")
+                if checkpoint_apart:
+                    self._db.execute("PRAGMA wal_autocheckpoint=0")
+                try:
+                    self._db.execute("COMMIT")
+                finally:
+                    if checkpoint_apart:
+                        self._db.execute(f"PRAGMA wal_autocheckpoint={_AUTOCHECKPOINT}")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
             message = f"cannot write to {self.location}: {exc}"
             raise StoreError(message, location=self.location) from exc
+        if checkpoint_apart:
+            self._checkpoint_apart()
 
     @contextmanager
     def _search_index_deferred(self, where: str, params: Sequence[Any]) -> Iterator[_CatchUp]:
@@ -634,7 +702,7 @@ class SQLiteStore:
             StoreError: The write failed; the previous records are unchanged.
         """
         version = format_timestamp(dataset_version)
-        with self._write():
+        with self._write(checkpoint_apart=True):
             source_id = self._upsert_source(source)
             self._db.execute("DELETE FROM problems WHERE source_id = ?", (source_id,))
             self._db.execute("DELETE FROM files WHERE source_id = ?", (source_id,))
