@@ -176,6 +176,9 @@ _CHUNK = 16
 _CHUNK_BYTES = 128 * 1024
 """Source bytes that close a chunk before it has :data:`_CHUNK` files."""
 
+_TAIL_SHARE = 0.1
+"""The share of a run's source bytes, last in order, that is mined biggest chunk first."""
+
 _AHEAD = 2
 """Chunks given to each worker process and not back yet, at most: the one it mines and the
 next, so that it never waits for this process to give it one."""
@@ -260,7 +263,10 @@ class _Extraction:
         self._workers: list[_Worker] = []
         self._spool: tempfile.TemporaryDirectory[str] | None = None
         self._chunks: list[list[SourceFile]] = []
-        """The chunks cut, in order; those from :attr:`_next` on are not given out yet."""
+        """The chunks cut, in order (their results come out in this order)."""
+        self._order: list[int] = []
+        """The chunks in the order they are mined; those from :attr:`_next` on are not
+        given out yet."""
         self._next = 0
         self._done: dict[int, list[_Mined] | _Sent] = {}
         """The results of the chunks mined (here, or sent back by a worker)."""
@@ -339,12 +345,31 @@ class _Extraction:
             chunk.append(file)
             size += len(file.data or b"")
             if len(chunk) >= _CHUNK or size >= _CHUNK_BYTES:
+                self._order.append(len(self._chunks))
                 self._chunks.append(chunk)
                 chunk, size = [], 0
         if final and chunk:
+            self._order.append(len(self._chunks))
             self._chunks.append(chunk)
             chunk, size = [], 0
         self._unsent, self._unsent_bytes = chunk, size
+        if final:
+            self._biggest_last_first()
+
+    def _biggest_last_first(self) -> None:
+        """Mine the chunks of the source's last :data:`_TAIL_SHARE` biggest first.
+
+        The run waits at its end for the slowest process: a process that starts a big chunk
+        while the others take the last small ones. Ordered so, the last chunks are the
+        smallest. Only the tail: each file's result is taken in source order, so a chunk
+        mined late holds back those after it (the progress a user sees).
+        """
+        sizes = [sum(len(file.data or b"") for file in chunk) for chunk in self._chunks]
+        start, rest = len(self._order), sum(sizes) * _TAIL_SHARE
+        while start > self._next and rest > 0:
+            start -= 1
+            rest -= sizes[self._order[start]]
+        self._order[start:] = sorted(self._order[start:], key=lambda n: (-sizes[n], n))
 
     def _serve(self, *, wait: bool = False) -> None:
         """Take in the workers' results, and give each the next chunks while it has room.
@@ -373,14 +398,14 @@ class _Extraction:
                     os.unlink(path)
                     worker.given.remove(number)
                 while (
-                    failed is None and len(worker.given) < _AHEAD and self._next < len(self._chunks)
+                    failed is None and len(worker.given) < _AHEAD and self._next < len(self._order)
                 ):
-                    path = self._chunk_path(self._next)
+                    number, self._next = self._order[self._next], self._next + 1
+                    path = self._chunk_path(number)
                     with open(path, "wb") as handle:
-                        pickle.dump(self._chunks[self._next], handle, pickle.HIGHEST_PROTOCOL)
-                    worker.tasks.send((self._next, path))
-                    worker.given.append(self._next)
-                    self._next += 1
+                        pickle.dump(self._chunks[number], handle, pickle.HIGHEST_PROTOCOL)
+                    worker.tasks.send((number, path))
+                    worker.given.append(number)
             except (EOFError, BrokenPipeError, ConnectionResetError):
                 self._lost(worker)  # its end of a pipe closed: it has ended
             if failed is not None:
@@ -441,8 +466,8 @@ class _Extraction:
         for number in range(len(self._chunks)):
             self._serve()
             while number not in self._done:
-                if self._next < len(self._chunks):
-                    mine, self._next = self._next, self._next + 1
+                if self._next < len(self._order):
+                    mine, self._next = self._order[self._next], self._next + 1
                     # Serving between files gives out further chunks: ``mine`` stays.
                     self._done[mine] = self._mine_here(self._chunks[mine], serve=True)
                 else:

@@ -600,6 +600,31 @@ def test_spans_cut_the_sites_at_file_boundaries():
     assert _spans([site("one.py")] * 3000, 2) == [(0, 3000)]
 
 
+def test_the_last_tenth_of_a_source_is_mined_biggest_chunk_first(tmp_path):
+    # A process that starts a big chunk while the others take the last small ones keeps the
+    # run waiting (#3): the tail of the source is mined biggest first, the rest in order.
+    from errdex.extract.files import SourceFile
+    from errdex.pipeline import Pipeline, _Extraction
+    from errdex.settings import Settings
+    from errdex.store.sqlite import SQLiteStore
+
+    sizes = [100] * 20 + [30, 10, 60, 20, 50, 40]  # 2,210 bytes: the last 210 are reordered
+    db = tmp_path / "s.sqlite3"
+    with SQLiteStore(db) as store:
+        extraction = _Extraction(Pipeline(Settings(db=db, jobs=1), store))
+        extraction._chunks = [
+            [SourceFile(path=f"f{n}.py", data=b"x" * size)] for n, size in enumerate(sizes)
+        ]
+        extraction._order = list(range(len(sizes)))
+        extraction._next = 3  # given out already: they stay where they are
+        extraction._biggest_last_first()
+        assert extraction._order == [*range(20), 22, 24, 25, 20, 23, 21]
+        extraction._next = 23  # all but three given out: only those are reordered
+        extraction._order = list(range(len(sizes)))
+        extraction._biggest_last_first()
+        assert extraction._order == [*range(23), 24, 25, 23]
+
+
 def test_a_forked_build_that_fails_keeps_the_previous_records(cli, tmp_path, db):
     src = _project(tmp_path / "proj")
     assert cli("mine", str(src), "--jobs", "1").exit_code == 0
