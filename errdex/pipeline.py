@@ -400,12 +400,13 @@ class _Extraction:
                 while (
                     failed is None and len(worker.given) < _AHEAD and self._next < len(self._order)
                 ):
-                    number, self._next = self._order[self._next], self._next + 1
+                    number = self._order[self._next]
                     path = self._chunk_path(number)
                     with open(path, "wb") as handle:
                         pickle.dump(self._chunks[number], handle, pickle.HIGHEST_PROTOCOL)
-                    worker.tasks.send((number, path))
+                    worker.tasks.send((number, path))  # (a lost worker's chunk stays next)
                     worker.given.append(number)
+                    self._next += 1
             except (EOFError, BrokenPipeError, ConnectionResetError):
                 self._lost(worker)  # its end of a pipe closed: it has ended
             if failed is not None:
