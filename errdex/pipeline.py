@@ -488,14 +488,9 @@ _BUILD_JOB: tuple[list[RaiseSite], SourceInfo, datetime, Callable[..., EncodedRe
 PARALLEL_BUILD_MIN = 2000
 """Fewer sites than this are built in one process: a fork costs more than it saves."""
 
-_OWN_SHARE = 0.4
-"""The mining process's span, relative to each forked process's: it also writes meanwhile,
-and tells the source's exception classes and the run's counts (in a two-job transformers
-run: its span 0.34 s, the rest 0.47 s; the forked process's share 0.75 s)."""
-
-_PIECES = 8
-"""Spans a forked process's share comes in: each is written while the next is built, and
-the last one, written after the forked process is done, is small."""
+_PIECES = 12
+"""Spans the sites are cut into for each job: each is written while later ones are built,
+and the last one a forked process builds, written after it is done, is small."""
 
 
 def _encode_span(start: int, stop: int) -> list[EncodedRecord]:
@@ -522,32 +517,50 @@ def _spool_span(start: int, stop: int, path: str) -> str:
 
 
 def _collected(
-    pool: ProcessPoolExecutor, futures: Sequence[Future[str]]
+    pool: ProcessPoolExecutor,
+    spans: Sequence[tuple[int, int]],
+    futures: Sequence[Future[str]],
+    reserved: int,
 ) -> Iterator[EncodedRecord]:
-    """Yield the spans' records in order; the children may exit once the last span is in."""
+    """Yield the spans' records in order, building here the spans no forked process started.
+
+    Each span is given to the forked processes, and each is taken back here (its future
+    cancelled) when this process would otherwise wait: while the span to write next is not
+    built yet, this process builds the first span after it that no forked process has
+    started. So every process works until the last span, however fast each one builds and
+    this one writes. The first ``reserved`` spans are left to the forked processes (each
+    starts with one). The children may exit once the last span is in.
+    """
+    built: dict[int, list[EncodedRecord]] = {}
+    untried = reserved  # the spans before it are started, done, or built here
     for index, future in enumerate(futures):
-        path = future.result()
+        untried = max(untried, index)
+        while index not in built and not future.done() and untried < len(spans):
+            taken, untried = untried, untried + 1
+            if futures[taken].cancel():
+                built[taken] = _encode_span(*spans[taken])
+        batch = built.pop(index, None)
+        if batch is None:
+            path = future.result()
+            with open(path, "rb") as handle:
+                batch = pickle.load(handle)  # our own child's file
+            os.unlink(path)
         if index == len(futures) - 1:
             pool.shutdown(wait=False)
-        with open(path, "rb") as handle:
-            batch: list[EncodedRecord] = pickle.load(handle)  # our own child's file
-        os.unlink(path)
         yield from batch
 
 
 def _spans(sites: Sequence[RaiseSite], jobs: int) -> list[tuple[int, int]]:
-    """Cut ``sites`` into spans at the file boundaries nearest to even cuts.
+    """Cut ``sites`` into :data:`_PIECES` spans a job, at the file boundaries nearest to even cuts.
 
-    The first span is the mining process's own, :data:`_OWN_SHARE` of a forked process's
-    share; each forked process's share comes in :data:`_PIECES` spans. One span (no
-    parallel build) for one job or fewer than :data:`PARALLEL_BUILD_MIN` sites.
+    One span (no parallel build) for one job or fewer than :data:`PARALLEL_BUILD_MIN` sites.
     """
     if jobs <= 1 or len(sites) < PARALLEL_BUILD_MIN:
         return [(0, len(sites))]
-    piece = len(sites) / (_OWN_SHARE + jobs - 1) / _PIECES
+    piece = len(sites) / (jobs * _PIECES)
     cuts = [0]
-    for k in range((jobs - 1) * _PIECES):
-        target = round(piece * (_OWN_SHARE * _PIECES + k))
+    for k in range(1, jobs * _PIECES):
+        target = round(piece * k)
         after = before = target
         while 0 < after < len(sites) and sites[after].path == sites[after - 1].path:
             after += 1
@@ -801,12 +814,13 @@ class Pipeline:
         """Build and encode the records of a source's sites, in forked processes when allowed.
 
         Classifying and serialising cost about a sixth of a run, after the last file is
-        extracted. With ``jobs`` above one, ``jobs - 1`` forked processes take spans of the
-        sites (whole files, so each file's ordinals stay right) while this process does the
-        first, smaller span, then writes what does not depend on the records, then each
-        span's records as they come (see :func:`_spans`). The children inherit the sites
-        (nothing is pickled but the encoded records coming back), and the records come out
-        in site order whatever the processes.
+        extracted. With ``jobs`` above one, the sites are cut into spans (whole files, so
+        each file's ordinals stay right; see :func:`_spans`) that ``jobs - 1`` forked
+        processes build in turn, while this process does what needs no record, then writes
+        each span's records in order and builds spans no forked process has started
+        whenever the next one is not ready (see :func:`_collected`). The children inherit
+        the sites (nothing is pickled but the encoded records coming back), and the records
+        come out in site order whatever the processes.
 
         Forking is used only where it is safe: POSIX but macOS, and no other thread running
         (a lock held by another thread at the fork would stay held in the child). Elsewhere
@@ -832,11 +846,10 @@ class Pipeline:
             ):
                 futures = [
                     pool.submit(_spool_span, start, stop, os.path.join(spool, f"{start}.pickle"))
-                    for start, stop in spans[1:]
+                    for start, stop in spans
                 ]
                 try:
-                    own = _encode_span(*spans[0])
-                    yield itertools.chain(own, _collected(pool, futures))
+                    yield _collected(pool, spans, futures, workers)
                 finally:
                     for future in futures:
                         future.cancel()
