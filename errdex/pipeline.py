@@ -36,7 +36,14 @@ from pydantic_core import PydanticSerializationError
 
 from errdex.analyze.records import build_records, permalink
 from errdex.errors import ExtractionError
-from errdex.extract import ClassHierarchy, Extractor, blob_digest, extractors
+from errdex.extract import (
+    ClassHierarchy,
+    DeferredLink,
+    Extractor,
+    Finish,
+    blob_digest,
+    extractors,
+)
 from errdex.extract.files import Source, SourceFile, open_source
 from errdex.memory import collector_paused
 from errdex.models import (
@@ -482,7 +489,13 @@ class _Extraction:
         self._stop()
 
 
-_BUILD_JOB: tuple[list[RaiseSite], SourceInfo, datetime, Callable[..., EncodedRecord]] | None = None
+_Finishing = list[tuple[int, int, Finish]]
+"""Runs ``(start, stop, finish)`` of a source's linked sites that their extractor finishes
+(see :class:`errdex.extract.DeferredLink`); the other sites are finished."""
+
+_BUILD_JOB: (
+    tuple[list[RaiseSite], _Finishing, SourceInfo, datetime, Callable[..., EncodedRecord]] | None
+) = None
 """The sites forked processes build records of (inherited at the fork, never pickled)."""
 
 PARALLEL_BUILD_MIN = 2000
@@ -497,11 +510,25 @@ def _encode_span(start: int, stop: int) -> list[EncodedRecord]:
     """Build and encode the records of ``sites[start:stop]`` of :data:`_BUILD_JOB`."""
     if _BUILD_JOB is None:
         raise RuntimeError("no records to build: _encode_span runs only under _encoded_records")
-    sites, info, mined_at, encode = _BUILD_JOB  # the collector is paused (Pipeline.mine)
+    sites, finishing, info, mined_at, encode = _BUILD_JOB  # the collector is paused (mine)
     return [
         encode(record, mined_at)
-        for record in build_records(sites[start:stop], info, analyzed_at=mined_at)
+        for record in build_records(
+            _finished(sites, start, stop, finishing), info, analyzed_at=mined_at
+        )
     ]
+
+
+def _finished(
+    sites: Sequence[RaiseSite], start: int, stop: int, finishing: _Finishing
+) -> list[RaiseSite]:
+    """``sites[start:stop]``, each run of them finished by its extractor (see _Finishing)."""
+    span = list(sites[start:stop])
+    for first, last, finish in finishing:
+        low, high = max(start, first), min(stop, last)
+        if low < high:
+            span[low - start : high - start] = finish(sites[low:high])
+    return span
 
 
 def _spool_span(start: int, stop: int, path: str) -> str:
@@ -773,8 +800,8 @@ class Pipeline:
 
         ordered = [results[path] for path in order if path in results]
         pairs = [(extractor, result) for extractor, result, _ in ordered]
-        sites = self._link(pairs)
-        with self._encoded_records(sites, info, mined_at) as records:
+        sites, finishing = self._linked(pairs)
+        with self._encoded_records(sites, finishing, info, mined_at) as records:
             # With forked processes building the records, all that needs no record is done
             # here meanwhile (the sites were all this process did in between: 0.08 s of
             # transformers' run).
@@ -809,7 +836,11 @@ class Pipeline:
 
     @contextmanager
     def _encoded_records(
-        self, sites: list[RaiseSite], info: SourceInfo, mined_at: datetime
+        self,
+        sites: list[RaiseSite],
+        finishing: _Finishing,
+        info: SourceInfo,
+        mined_at: datetime,
     ) -> Iterator[Iterable[EncodedRecord]]:
         """Build and encode the records of a source's sites, in forked processes when allowed.
 
@@ -819,7 +850,8 @@ class Pipeline:
         processes build in turn, while this process does what needs no record, then writes
         each span's records in order and builds spans no forked process has started
         whenever the next one is not ready (see :func:`_collected`). The children inherit
-        the sites (nothing is pickled but the encoded records coming back), and the records
+        the sites (nothing is pickled but the encoded records coming back), finish the ones
+        they build (``finishing``: the linking each site takes on its own), and the records
         come out in site order whatever the processes.
 
         Forking is used only where it is safe: POSIX but macOS, and no other thread running
@@ -829,13 +861,14 @@ class Pipeline:
         encode = self.store.encode_record
         spans = _spans(sites, self.settings.jobs)
         if len(spans) < 2 or not _can_fork():
+            finished = _finished(sites, 0, len(sites), finishing)
             yield (
                 encode(record, mined_at)
-                for record in build_records(sites, info, analyzed_at=mined_at)
+                for record in build_records(finished, info, analyzed_at=mined_at)
             )
             return
         global _BUILD_JOB
-        _BUILD_JOB = (sites, info, mined_at, encode)
+        _BUILD_JOB = (sites, finishing, info, mined_at, encode)
         _trim_heap()
         try:
             context = multiprocessing.get_context("fork")
@@ -860,14 +893,30 @@ class Pipeline:
         return next(e for e in self._extractors if path.endswith(e.suffixes))
 
     def _link(self, ordered: list[tuple[Extractor, FileResult]]) -> list[RaiseSite]:
+        sites, finishing = self._linked(ordered)
+        return _finished(sites, 0, len(sites), finishing)
+
+    def _linked(
+        self, ordered: list[tuple[Extractor, FileResult]]
+    ) -> tuple[list[RaiseSite], _Finishing]:
+        """Link each language's files: the sites, and the runs of them left to finish."""
         by_language: dict[str, list[FileResult]] = {}
         for extractor, result in ordered:
             by_language.setdefault(extractor.language, []).append(result)
         sites: list[RaiseSite] = []
+        finishing: _Finishing = []
         for extractor in self._extractors:
-            if extractor.language in by_language:
-                sites.extend(extractor.link(by_language[extractor.language]))
-        return sites
+            results = by_language.get(extractor.language)
+            if results is None:
+                continue
+            if isinstance(extractor, DeferredLink):
+                start = len(sites)
+                linked, finish = extractor.link_deferred(results)
+                sites.extend(linked)
+                finishing.append((start, len(sites), finish))
+            else:
+                sites.extend(extractor.link(results))
+        return sites, finishing
 
     def _hierarchy(
         self, ordered: list[tuple[Extractor, FileResult]]

@@ -504,7 +504,9 @@ def _project(root, files=40, sites=4):
             f"def f{k}(x):\n    raise ValueError(f'value {{x}} in file {n}, site {k}')\n"
             for k in range(sites)
         )
-        (root / f"m{n:02}.py").write_text(body + "def g(x):\n    raise ValueError('same')\n" * 2)
+        # g calls f0 of every file (its records' callers are found across the files).
+        same = "def g(x):\n    f0(x)\n    raise ValueError('same')\n"
+        (root / f"m{n:02}.py").write_text(body + same * 2)
     return root
 
 
@@ -577,6 +579,9 @@ def test_records_built_in_forked_processes_equal_the_serial_ones(cli, tmp_path, 
         if slow:  # forked processes slower than this one: it builds most spans itself
             assert builders.count(pid) > len(made) / 2
         assert _comparable(records_of(cli)) == _comparable(serial)
+    # The last step of linking runs where each record is built: callers found in other files.
+    called = [r for r in serial if r["facts"].get("callers")]
+    assert len(called) == 40 and all(len(r["facts"]["callers"]) > 1 for r in called)
 
 
 def test_spans_cut_the_sites_at_file_boundaries():

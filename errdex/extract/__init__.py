@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.abc import InspectLoader
 from importlib.machinery import ExtensionFileLoader
 from importlib.metadata import PackageNotFoundError
@@ -59,6 +59,23 @@ class ClassHierarchy(Protocol):
 
     def hierarchy(self, results: Sequence[FileResult]) -> list[tuple[str, str, list[str]]]:
         """Return ``(name, module, ancestors nearest first)`` of each exception class."""
+        ...
+
+
+Finish = Callable[[Sequence[RaiseSite]], list[RaiseSite]]
+"""Finishes linked sites, each on its own (see :class:`DeferredLink`)."""
+
+
+@runtime_checkable
+class DeferredLink(Protocol):
+    """An extractor whose link can leave a last step of each site for later.
+
+    A mining run builds records in forked processes: the step each site takes on its own
+    runs there, on the sites each builds, instead of on all of them before the fork.
+    """
+
+    def link_deferred(self, results: Sequence[FileResult]) -> tuple[list[RaiseSite], Finish]:
+        """Return the sites :meth:`Extractor.link` would, unfinished, and what finishes them."""
         ...
 
 

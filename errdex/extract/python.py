@@ -176,7 +176,7 @@ from errdex.analyze.templates import (
     without_references,
 )
 from errdex.errors import ExtractionError
-from errdex.extract import blob_digest, code_version
+from errdex.extract import Finish, blob_digest, code_version
 from errdex.extract.files import SourceFile
 from errdex.models import (
     CodeFacts,
@@ -4598,6 +4598,8 @@ class _Linker:
         """The arguments of the factory call whose texts are being resolved, by parameter."""
         self._given: _Given | None = None
         """The message the raise gives the class whose text is being bound (``self.args[0]``)."""
+        self._callers: dict[str, list[Location]] = {}
+        """Where each function the linked sites are in is called from (see :meth:`linked`)."""
 
     # -- lookups ---------------------------------------------------------------------------
 
@@ -5645,6 +5647,10 @@ class _Linker:
         return self.by_path.get(self.modules[module].path)
 
     def run(self) -> list[RaiseSite]:
+        return self.finish(self.linked())
+
+    def linked(self) -> list[RaiseSite]:
+        """Every site of the source, linked but not finished (see :meth:`finish`)."""
         extra: dict[str, list[RaiseSite]] = {}
         used: set[tuple[str, str]] = set()
         for result in self.results:
@@ -5701,8 +5707,17 @@ class _Linker:
             sites = [shown for site in sites for shown in self.shown_texts(site)]
         if self._substitutes_dollars():
             sites = [_dollar_holes(site) for site in sites]
+        self._callers = self.callers(sites)
+        return sites
+
+    def finish(self, sites: Sequence[RaiseSite]) -> list[RaiseSite]:
+        """Finish sites :meth:`linked` gave: their facts, then their class's own name.
+
+        Each site on its own, with what :meth:`linked` found of the whole source: a run's
+        forked processes finish the sites they build records of.
+        """
         # Facts first, while the class's name is the one the file resolves.
-        return [self.unaliased(site) for site in self.complete_facts(sites)]
+        return [self.unaliased(self.complete_facts(site)) for site in sites]
 
     def _substitutes_dollars(self) -> bool:
         """Whether the source fills ``$NAME`` fields with ``string.Template`` anywhere.
@@ -5912,12 +5927,10 @@ class _Linker:
             builtin = _BUILTIN_ANCESTORS.get(short)
             result.extend([base if builtin is None else short, *(builtin or ())])
 
-    def complete_facts(self, sites: list[RaiseSite]) -> list[RaiseSite]:
-        """Add what only the whole source shows to the sites' facts.
+    def callers(self, sites: Sequence[RaiseSite]) -> dict[str, list[Location]]:
+        """Where the functions the sites are in are called from, by name.
 
-        The callers of each site's function (by name, from every file's ``called``; a
-        constructor's by its class's name) and the exception bases the file alone could not
-        show (classes of other files, factories' and helpers' classes).
+        From every file's ``called``; a constructor is called by its class's name.
         """
         wanted: dict[str, list[Location]] = {}
         for site in sites:
@@ -5936,27 +5949,32 @@ class _Linker:
                         continue
                     for line in lines.split()[: _MAX_CALLERS - len(found)]:
                         found.append(Location(path=result.path, line=int(line)))
-        completed: list[RaiseSite] = []
-        for site in sites:
-            facts = site.facts
-            if facts is None:
-                completed.append(site)
-                continue
-            update: dict[str, Any] = {}
-            name = _caller_name(facts)
-            if name is not None and wanted[name]:
-                update["callers"] = list(wanted[name])
-            bases = facts.exception_bases
-            if site.kind is not SiteKind.LOG and (
-                site.form in ("factory", "helper") or not bases or bases[-1] != "BaseException"
-            ):
-                linked = self.ancestors(self.module_of[site.path], site.error_class)
-                if linked != bases and (linked or site.form in ("factory", "helper")):
-                    update["exception_bases"] = linked
-            if update:
-                site = site.model_copy(update={"facts": facts.model_copy(update=update)})
-            completed.append(site)
-        return completed
+        return wanted
+
+    def complete_facts(self, site: RaiseSite) -> RaiseSite:
+        """Add what only the whole source shows to a site's facts.
+
+        The callers of its function (:meth:`callers`) and the exception bases the file alone
+        could not show (classes of other files, factories' and helpers' classes).
+        """
+        facts = site.facts
+        if facts is None:
+            return site
+        update: dict[str, Any] = {}
+        name = _caller_name(facts)
+        found = self._callers.get(name) if name is not None else None
+        if found:
+            update["callers"] = list(found)
+        bases = facts.exception_bases
+        if site.kind is not SiteKind.LOG and (
+            site.form in ("factory", "helper") or not bases or bases[-1] != "BaseException"
+        ):
+            linked = self.ancestors(self.module_of[site.path], site.error_class)
+            if linked != bases and (linked or site.form in ("factory", "helper")):
+                update["exception_bases"] = linked
+        if update:
+            site = site.model_copy(update={"facts": facts.model_copy(update=update)})
+        return site
 
 
 OLD_GRAMMAR: Final[tuple[int, int]] = (3, 6)
@@ -6056,6 +6074,16 @@ class PythonExtractor:
             The sites, completed; helper calls add sites of their own.
         """
         return _Linker(results).run()
+
+    def link_deferred(self, results: Sequence[FileResult]) -> tuple[list[RaiseSite], Finish]:
+        """Link, and leave each site's last step to the caller (see :class:`DeferredLink`).
+
+        Returns:
+            The sites as :meth:`link` returns them but unfinished, and what finishes any run
+            of them: ``finish(sites)`` of all of them is what :meth:`link` gives.
+        """
+        linker = _Linker(results)
+        return linker.linked(), linker.finish
 
     def hierarchy(self, results: Sequence[FileResult]) -> list[tuple[str, str, list[str]]]:
         """The exception classes a source defines: ``(name, module, ancestors)`` each.
