@@ -181,9 +181,11 @@ is kept per batch; SQLite's limit on ``?`` parameters is far above it)."""
 
 _FTS_COLUMNS = "rowid, error_message, error_class, file_path, prose"
 
-_INDEX_BATCH = 2000
+_INDEX_BATCH = 500
 """Records a mining run writes and indexes at a time, the next ones still being built (in
-forked processes: :meth:`errdex.pipeline.Pipeline._encoded_records`) meanwhile."""
+forked processes: :meth:`errdex.pipeline.Pipeline._encoded_records`) meanwhile. What is
+left to write once the last record is built is at most a batch: in a two-job pandas run,
+its 915 last records took 0.03 s more than 500 do; a run of one job writes as fast."""
 
 _T = TypeVar("_T")
 
