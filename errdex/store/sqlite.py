@@ -405,6 +405,8 @@ class SQLiteStore:
 
     def __init__(self, path: Path | str, *, create: bool = True) -> None:
         self.location = str(path)
+        self._file = self.location if self.location == ":memory:" else str(Path(path).absolute())
+        """The database file, for a connection of another thread (wherever the process is)."""
         if not create and self.location != ":memory:" and not Path(path).is_file():
             raise StoreError(f"no store at {path} (errdex mine makes one)", location=self.location)
         try:
@@ -528,11 +530,11 @@ class SQLiteStore:
         waits in :meth:`settle`). Readers and writers are not held up: the checkpoint is
         SQLite's passive one, as the automatic one is.
         """
-        if self.location == ":memory:":
+        if self._file == ":memory:":
             return
         self.settle()
         try:
-            db = sqlite3.connect(self.location, timeout=30, check_same_thread=False)
+            db = sqlite3.connect(self._file, timeout=30, check_same_thread=False)
             db.execute("PRAGMA synchronous=NORMAL")  # the checkpoint syncs as this one's would
         except sqlite3.Error:
             return  # the next commit's automatic checkpoint, or closing the store, does it
