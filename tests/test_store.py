@@ -130,6 +130,17 @@ def test_a_big_write_is_copied_into_the_database_file_by_another_thread(tmp_path
     assert records_in_the_file_alone(path, tmp_path / "copy.sqlite3") == 20
 
 
+def test_the_checkpoint_finds_a_store_opened_by_a_relative_path(tmp_path, monkeypatch):
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with SQLiteStore("s.sqlite3") as store:
+        monkeypatch.chdir(tmp_path / "elsewhere")
+        fill(store, 1500)
+        store.settle()
+        assert records_in_the_file_alone(tmp_path / "s.sqlite3", tmp_path / "copy") == 1500
+    assert not (tmp_path / "elsewhere" / "s.sqlite3").exists()
+
+
 def test_a_checkpoint_that_cannot_run_loses_nothing(tmp_path, monkeypatch):
     path = tmp_path / "s.sqlite3"
     with SQLiteStore(path) as store:
