@@ -687,7 +687,9 @@ class SQLiteStore:
 
         The records are read last: they may still be in the making in other processes
         (see :meth:`errdex.pipeline.Pipeline.mine`) while the rest is written. The write lock
-        is held until the last one is in; other writers wait (up to the busy timeout).
+        is held until the last one is in; other writers wait (up to the busy timeout). The
+        commit leaves copying the write-ahead log into the database file to another thread:
+        :meth:`settle` (or :meth:`close`) waits for it.
 
         Args:
             source: The source (its ``key`` says which rows are replaced).
