@@ -103,6 +103,13 @@ def make_repo(root: Path, files: dict[str, str | bytes], message: str = "init") 
     return git(root, "rev-parse", "HEAD")
 
 
+def records_in_the_file_alone(path: Path, copy: Path) -> int:
+    """Count the records of a store's database file read without its write-ahead log."""
+    copy.write_bytes(path.read_bytes())
+    with sqlite3.connect(copy) as db:
+        return int(db.execute("SELECT count(*) FROM records").fetchone()[0])
+
+
 def seed_fixture_source(seed_record: dict[str, Any]) -> str:
     """A valid module whose lines 106–142 are the seed's ``sourceCode`` (other lines filler)."""
     head = [f"# filler line {n}" for n in range(1, 101)]

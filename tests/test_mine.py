@@ -8,7 +8,7 @@ import sys
 import time
 
 import pytest
-from conftest import SEED_PATH, make_repo, seed_fixture_source
+from conftest import SEED_PATH, make_repo, records_in_the_file_alone, seed_fixture_source
 
 SEED_EQUAL_FIELDS = (
     "errorMessage",
@@ -707,10 +707,7 @@ def test_a_run_ends_once_its_records_are_in_the_database_file(tmp_path, monkeypa
         report = Pipeline(Settings(db=db, jobs=2), store).mine(open_source(str(src)))
         assert report.records == 40
         assert "errdex-checkpoint" not in {thread.name for thread in threading.enumerate()}
-        copy = tmp_path / "copy.sqlite3"
-        copy.write_bytes(db.read_bytes())  # the database file alone, without its log
-        with sqlite3.connect(copy) as alone:
-            assert alone.execute("SELECT count(*) FROM records").fetchone()[0] == 40
+        assert records_in_the_file_alone(db, tmp_path / "copy.sqlite3") == 40
 
 
 _MINE_SPY = """

@@ -1,10 +1,9 @@
 import json
-import shutil
 import sqlite3
 import threading
 
 import pytest
-from conftest import SEED_FILE
+from conftest import SEED_FILE, records_in_the_file_alone
 
 from errdex.errors import StoreError
 from errdex.models import (
@@ -103,13 +102,6 @@ def test_a_failed_write_leaves_the_previous_records(tmp_path):
 
 def checkpointing():
     return [thread for thread in threading.enumerate() if thread.name == "errdex-checkpoint"]
-
-
-def records_in_the_file_alone(path, copy):
-    """Count the records of a store's database file read without its write-ahead log."""
-    shutil.copyfile(path, copy)
-    with sqlite3.connect(copy) as db:
-        return db.execute("SELECT count(*) FROM records").fetchone()[0]
 
 
 def test_a_big_write_is_copied_into_the_database_file_by_another_thread(tmp_path):
